@@ -1,0 +1,13 @@
+# Writes a C++ file holding every policies/<preset>.toml as a string (run with cmake -P).
+set(presets minimal standard generous strict permissive)
+set(body "// Generated from policies/*.toml by cmake/EmbedPresets.cmake; do not edit.\n")
+string(APPEND body "#include <map>\n#include <string>\nnamespace cordon::detail {\n")
+string(APPEND body "const std::map<std::string, std::string>& embedded_presets() {\n")
+string(APPEND body "  static const std::map<std::string, std::string> presets = {\n")
+foreach(p IN LISTS presets)
+  file(READ ${DIR}/${p}.toml text)
+  string(APPEND body "    {\"${p}\", R\"cordon_preset(${text})cordon_preset\"},\n")
+endforeach()
+string(APPEND body "  };\n  return presets;\n}\n}  // namespace cordon::detail\n")
+file(WRITE ${OUT}.tmp "${body}")
+configure_file(${OUT}.tmp ${OUT} COPYONLY)

@@ -1,0 +1,43 @@
+// Loading a policy: parse (TOML or YAML by extension), apply presets and `extends`, validate.
+#pragma once
+
+#include <cordon/error.hpp>
+#include <cordon/export.hpp>
+#include <cordon/policy.hpp>
+
+#include <filesystem>
+#include <string>
+
+namespace cordon {
+
+/// Most errors one file reports before the rest are summarised as CRD2013.
+inline constexpr std::size_t kMaxReportedErrors = 50;
+/// Longest `extends` chain.
+inline constexpr int kMaxExtendsDepth = 8;
+/// Largest policy file read, in bytes; a larger one is refused with CRD2014.
+inline constexpr std::size_t kMaxPolicyBytes = 1024 * 1024;
+
+/// Loads a policy file with everything it extends. Throws ErrorList with every problem found
+/// (each CRD2xxx with file:line:col), never a partial policy.
+CORDON_API Policy load_policy_file(const std::filesystem::path& file);
+
+/// Loads a policy from text; `name` decides the format by extension and appears in messages.
+/// Relative `extends` resolve against `base_dir`.
+CORDON_API Policy load_policy_text(const std::string& text, const std::string& name,
+                                   const std::filesystem::path& base_dir = {});
+
+/// Loads a shipped preset by name ("standard"). Throws ErrorList (CRD2007) for an unknown one.
+CORDON_API Policy load_preset(const std::string& name);
+
+/// What `{workspace}` and `~` stand for when paths are expanded.
+struct PathContext {
+  std::filesystem::path workspace;  ///< absolute
+  std::filesystem::path home;       ///< the invoking user's home, absolute
+};
+
+/// Expands `~`, `{workspace}` and relative paths (relative to the workspace) in the filesystem
+/// section, normalising each path lexically. Pure: touches no file. Throws ErrorList on a path
+/// that cannot be expanded (e.g. "~other").
+CORDON_API Policy resolve_paths(Policy policy, const PathContext& ctx);
+
+}  // namespace cordon

@@ -1,0 +1,28 @@
+// Deriving requirements: a pure function from a policy to the capabilities it needs proven.
+#pragma once
+
+#include <cordon/export.hpp>
+#include <cordon/policy.hpp>
+
+#include <string>
+#include <vector>
+
+namespace cordon {
+
+/// One capability a backend must prove, and the policy clause that asks for it.
+struct Requirement {
+  std::string id;      ///< a capability id, e.g. "net.deny"
+  std::string clause;  ///< the clause that asks for it, e.g. "network.allow = false"
+  bool operator==(const Requirement&) const = default;
+};
+
+/// Sorted by id, each id once.
+using Requirements = std::vector<Requirement>;
+
+/// The capabilities `policy` needs. Pure: no I/O, no syscalls.
+CORDON_API Requirements derive_requirements(const Policy& policy);
+
+/// True when `reqs` contains `id`.
+CORDON_API bool requires_capability(const Requirements& reqs, std::string_view id);
+
+}  // namespace cordon

@@ -1,14 +1,72 @@
-// The `cordon` command: global options and verb registration. Each verb lives in its own file.
-#include <CLI/CLI.hpp>
+// The `cordon` command: global options, logging set-up and verb registration.
 #include <cordon/version.hpp>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
 
+#include <cstdlib>
 #include <iostream>
+
+#include "verbs.hpp"
+
+namespace cordon::cli {
+
+namespace {
+int g_exit_status = 0;
+}  // namespace
+
+void set_exit_status(int status) { g_exit_status = status; }
+int exit_status() { return g_exit_status; }
+
+void register_version(CLI::App& app) {
+  auto* v = app.add_subcommand("version", "print cordon's version");
+  v->callback([] { std::cout << "cordon " << CORDON_VERSION << "\n"; });
+}
+
+}  // namespace cordon::cli
+
+namespace {
+
+// Logs go to stderr only, so stdout stays the command's (or the JSON result's).
+void setup_logging(const std::string& level) {
+  auto logger = spdlog::stderr_color_mt("cordon");
+  logger->set_pattern("cordon: %l: %v");
+  logger->set_level(spdlog::level::from_str(level));
+  spdlog::set_default_logger(logger);
+}
+
+// Usage errors: `run` keeps the 125 "cordon failed before exec" convention, others exit 2.
+int usage_status(const CLI::App& app) {
+  for (const auto* sub : app.get_subcommands())
+    if (sub->get_name() == "run" || sub->get_name() == "job") return 125;
+  return 2;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"cordon: run untrusted commands under a declared security policy"};
   app.require_subcommand(1);
-  auto* version = app.add_subcommand("version", "print cordon's version");
-  version->callback([] { std::cout << "cordon " << CORDON_VERSION << "\n"; });
-  CLI11_PARSE(app, argc, argv);
-  return 0;
+  app.set_version_flag("--version", std::string("cordon ") + CORDON_VERSION);
+  const char* env_level = std::getenv("CORDON_LOG");
+  std::string level = env_level && *env_level ? env_level : "warn";
+  app.add_option("--log-level", level, "trace, debug, info, warn, error or off (env CORDON_LOG)")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
+  app.parse_complete_callback([&level] { setup_logging(level); });
+
+  cordon::cli::register_version(app);
+  // PENDING register_policy
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return usage_status(app);
+  }
+  return cordon::cli::exit_status();
 }

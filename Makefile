@@ -1,0 +1,30 @@
+# Thin wrapper: every target does its own set-up. The real work is in scripts/ and CMake.
+JOBS ?= $(shell nproc)
+CMD ?= sh -c 'id; echo hello from the sandbox'
+
+.PHONY: deps build run test bench format clean
+
+deps:
+	@scripts/install-deps
+
+build: deps
+	@cmake --preset dev >/dev/null
+	@cmake --build --preset dev -j$(JOBS)
+
+# The main job: a command in the default sandbox (the `standard` policy).
+run: build
+	build/dev/bin/cordon run -- $(CMD)
+
+# The whole test suite: dev and asan builds, ctest on both (as root and as an unprivileged
+# user), the fuzzers for a short while.
+test: deps
+	@scripts/test
+
+bench: deps
+	@scripts/bench
+
+format:
+	@git ls-files '*.cpp' '*.hpp' '*.c' | xargs clang-format -i
+
+clean:
+	rm -rf build

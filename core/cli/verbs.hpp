@@ -1,0 +1,23 @@
+// Registration of the `cordon` verbs; each verb lives in its own file.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace cordon::cli {
+
+/// `cordon version`.
+void register_version(CLI::App& app);
+/// `cordon policy check|show|requirements|schema`.
+void register_policy(CLI::App& app);
+/// `cordon run`.
+void register_run(CLI::App& app);
+/// `cordon backends`.
+void register_backends(CLI::App& app);
+/// `cordon explain`.
+void register_explain(CLI::App& app);
+
+/// Set by a verb's callback: the status `cordon` exits with.
+void set_exit_status(int status);
+int exit_status();
+
+}  // namespace cordon::cli

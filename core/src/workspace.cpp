@@ -1,0 +1,205 @@
+// The workspace file API: openat2 beneath a directory descriptor, atomic writes.
+#include <cordon/workspace.hpp>
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <random>
+
+namespace cordon {
+
+namespace {
+
+// Closes a descriptor on scope exit.
+struct Fd {
+  int fd = -1;
+  explicit Fd(int f) : fd(f) {}
+  ~Fd() {
+    if (fd >= 0) ::close(fd);
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+};
+
+Error os_error(std::string_view path, const char* what, int err) {
+  if (err == EXDEV || err == ELOOP)
+    return Error(code::kPathEscape, "path '" + std::string(path) + "' escapes the workspace",
+                 "use a path inside the workspace; symlinks may not point out of it");
+  return Error(code::kWorkspaceIo,
+               std::string(what) + " '" + std::string(path) + "': " + std::strerror(err));
+}
+
+// Temporary names are random so that nothing can pre-create them.
+std::string temp_name(const std::string& leaf) {
+  static thread_local std::mt19937_64 rng{std::random_device{}()};
+  char buf[20];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(rng()));
+  return "." + leaf.substr(0, 64) + ".cordon-" + buf + ".tmp";
+}
+
+std::filesystem::path fd_path(int fd) {
+  std::error_code ec;
+  auto p = std::filesystem::read_symlink("/proc/self/fd/" + std::to_string(fd), ec);
+  return ec ? std::filesystem::path{} : p;
+}
+
+bool within(const std::filesystem::path& p, const std::filesystem::path& dir) {
+  auto [d, pi] = std::mismatch(dir.begin(), dir.end(), p.begin(), p.end());
+  return d == dir.end();
+}
+
+void write_all(int fd, std::string_view data, std::string_view path) {
+  while (!data.empty()) {
+    ssize_t n = ::write(fd, data.data(), data.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw os_error(path, "cannot write", errno);
+    data.remove_prefix(static_cast<std::size_t>(n));
+  }
+}
+
+}  // namespace
+
+Workspace::Workspace(const std::filesystem::path& root, WorkspaceRules rules)
+    : root_(std::filesystem::absolute(root).lexically_normal()), rules_(std::move(rules)) {
+  dirfd_ = ::open(root_.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (dirfd_ < 0)
+    throw Error(code::kPathEscape,
+                "workspace '" + root_.string() + "' is not a directory: " + std::strerror(errno));
+  if (auto real = fd_path(dirfd_); !real.empty()) root_ = real;
+}
+
+Workspace::~Workspace() {
+  if (dirfd_ >= 0) ::close(dirfd_);
+}
+
+int Workspace::open_beneath(std::string_view path, int flags, std::uint64_t mode) const {
+  std::string p(path.empty() ? "." : path);
+  open_how how{};
+  how.flags = static_cast<std::uint64_t>(flags | O_CLOEXEC);
+  how.mode = mode;
+  how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
+  long fd;
+  do {
+    fd = ::syscall(SYS_openat2, dirfd_, p.c_str(), &how, sizeof how);
+  } while (fd < 0 && errno == EAGAIN);
+  if (fd < 0) throw os_error(path, "cannot open", errno);
+  return static_cast<int>(fd);
+}
+
+// Opens the directory holding `path` beneath the workspace; `leaf` gets the last component,
+// which must be a plain name (not "", "." or "..").
+int Workspace::open_parent(std::string_view path, std::string& leaf) const {
+  std::string p(path);
+  while (p.size() > 1 && p.back() == '/') p.pop_back();
+  auto slash = p.rfind('/');
+  leaf = slash == std::string::npos ? p : p.substr(slash + 1);
+  if (leaf.empty() || leaf == "." || leaf == "..")
+    throw Error(code::kPathEscape, "path '" + std::string(path) + "' does not name a file",
+                "name a file inside the workspace");
+  std::string parent = slash == std::string::npos ? "." : p.substr(0, slash);
+  if (parent.empty()) parent = "/";  // "/x": openat2 refuses the absolute path (CRD4004)
+  return open_beneath(parent, O_PATH | O_DIRECTORY);
+}
+
+void Workspace::refuse_blocked(int fd, std::string_view path) const {
+  if (rules_.blocked.empty()) return;
+  auto real = fd_path(fd);
+  for (const auto& b : rules_.blocked) {
+    if (!real.empty() && within(real, b))
+      throw Error(code::kBlockedPath, "path '" + std::string(path) + "' is blocked by the policy",
+                  "filesystem.blocked lists '" + b.string() + "'");
+  }
+}
+
+std::string Workspace::read(std::string_view path) const {
+  Fd fd(open_beneath(path, O_RDONLY | O_NOCTTY | O_NONBLOCK));
+  refuse_blocked(fd.fd, path);
+  struct stat st {};
+  if (::fstat(fd.fd, &st) != 0) throw os_error(path, "cannot stat", errno);
+  if (!S_ISREG(st.st_mode))
+    throw Error(code::kWorkspaceIo, "'" + std::string(path) + "' is not a regular file");
+  if (static_cast<std::uint64_t>(st.st_size) > rules_.max_read_bytes)
+    throw Error(code::kWorkspaceIo, "'" + std::string(path) + "' is " + std::to_string(st.st_size) +
+                                        " bytes, over the cap of " +
+                                        std::to_string(rules_.max_read_bytes));
+  std::string out;
+  char buf[65536];
+  for (;;) {
+    ssize_t n = ::read(fd.fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw os_error(path, "cannot read", errno);
+    if (n == 0) break;
+    out.append(buf, static_cast<std::size_t>(n));
+    if (out.size() > rules_.max_read_bytes)
+      throw Error(code::kWorkspaceIo, "'" + std::string(path) + "' grew over the read cap");
+  }
+  return out;
+}
+
+void Workspace::write(std::string_view path, std::string_view data) const {
+  if (data.size() > rules_.max_write_bytes)
+    throw Error(code::kWorkspaceIo, "writing " + std::to_string(data.size()) + " bytes to '" +
+                                        std::string(path) + "' is over the cap of " +
+                                        std::to_string(rules_.max_write_bytes));
+  std::string leaf;
+  Fd dir(open_parent(path, leaf));
+  refuse_blocked(dir.fd, path);
+  std::string tmp = temp_name(leaf);
+  Fd out(::openat(dir.fd, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
+  if (out.fd < 0) throw os_error(path, "cannot create a temporary file for", errno);
+  try {
+    write_all(out.fd, data, path);
+    if (::fsync(out.fd) != 0) throw os_error(path, "cannot sync", errno);
+    // renameat replaces `leaf` itself, never what a symlink of that name points to.
+    if (::renameat(dir.fd, tmp.c_str(), dir.fd, leaf.c_str()) != 0)
+      throw os_error(path, "cannot replace", errno);
+  } catch (...) {
+    ::unlinkat(dir.fd, tmp.c_str(), 0);
+    throw;
+  }
+}
+
+std::vector<WorkspaceEntry> Workspace::list(std::string_view path) const {
+  Fd fd(open_beneath(path, O_RDONLY | O_DIRECTORY));
+  refuse_blocked(fd.fd, path);
+  DIR* d = ::fdopendir(::dup(fd.fd));
+  if (!d) throw os_error(path, "cannot list", errno);
+  std::vector<WorkspaceEntry> out;
+  while (auto* e = ::readdir(d)) {
+    std::string name = e->d_name;
+    if (name == "." || name == "..") continue;
+    struct stat st {};
+    WorkspaceEntry entry{name};
+    if (::fstatat(::dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+      entry.size = static_cast<std::uint64_t>(st.st_size);
+      entry.kind = S_ISREG(st.st_mode)   ? WorkspaceEntry::Kind::file
+                   : S_ISDIR(st.st_mode) ? WorkspaceEntry::Kind::directory
+                   : S_ISLNK(st.st_mode) ? WorkspaceEntry::Kind::symlink
+                                         : WorkspaceEntry::Kind::other;
+    }
+    out.push_back(std::move(entry));
+  }
+  ::closedir(d);
+  std::sort(out.begin(), out.end(), [](auto& a, auto& b) { return a.name < b.name; });
+  return out;
+}
+
+void Workspace::remove(std::string_view path) const {
+  std::string leaf;
+  Fd dir(open_parent(path, leaf));
+  refuse_blocked(dir.fd, path);
+  struct stat st {};
+  if (::fstatat(dir.fd, leaf.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
+    throw os_error(path, "cannot remove", errno);
+  int flags = S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0;
+  if (::unlinkat(dir.fd, leaf.c_str(), flags) != 0) throw os_error(path, "cannot remove", errno);
+}
+
+}  // namespace cordon

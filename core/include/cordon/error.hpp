@@ -57,6 +57,8 @@ inline constexpr const char* kPluginNotAllowed = "CRD3008";
 inline constexpr const char* kPluginDigest = "CRD3009";
 inline constexpr const char* kUnknownBackend = "CRD3010";
 inline constexpr const char* kPluginConfig = "CRD3011";
+inline constexpr const char* kPluginName = "CRD3012";     ///< info record name differs from file name
+inline constexpr const char* kPluginDir = "CRD3013";      ///< a plugin directory cannot be read
 // CRD4xxx refused input
 inline constexpr const char* kShellOperator = "CRD4001";
 inline constexpr const char* kFlagInjection = "CRD4002";
@@ -65,6 +67,8 @@ inline constexpr const char* kPathEscape = "CRD4004";
 inline constexpr const char* kBlockedCommand = "CRD4005";
 inline constexpr const char* kBadRequest = "CRD4006";
 inline constexpr const char* kBadArgument = "CRD4007";      ///< bad CLI argument (duration, workspace)
+inline constexpr const char* kBlockedPath = "CRD4008";      ///< a file API path the policy blocks
+inline constexpr const char* kWorkspaceIo = "CRD4009";      ///< a file API operation failed
 // CRD5xxx execution
 inline constexpr const char* kTimeout = "CRD5001";
 inline constexpr const char* kOutputTruncated = "CRD5002";

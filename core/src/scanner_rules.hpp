@@ -1,0 +1,26 @@
+// The scanner's rule tables (internal).
+#pragma once
+
+#include <cordon/scanner.hpp>
+
+#include <regex>
+#include <vector>
+
+namespace cordon::detail {
+
+/// One pattern: compiled once, matched per line.
+struct ScanRule {
+  const char* id;
+  Severity severity;
+  const char* pattern;  ///< ECMAScript regex
+  const char* why;
+};
+
+/// Rules for Python sources.
+const std::vector<ScanRule>& python_rules();
+/// Rules for POSIX shell / bash scripts.
+const std::vector<ScanRule>& bash_rules();
+/// Rules for either language (credential paths).
+const std::vector<ScanRule>& common_rules();
+
+}  // namespace cordon::detail

@@ -1,7 +1,7 @@
 // The `cordon` command: global options, logging set-up and verb registration.
-#include <cordon/version.hpp>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
+#include <cordon/version.hpp>
 
 #include <cstdlib>
 #include <iostream>
@@ -54,7 +54,13 @@ int main(int argc, char** argv) {
   app.parse_complete_callback([&level] { setup_logging(level); });
 
   cordon::cli::register_version(app);
-  // PENDING register_policy
+  cordon::cli::register_policy(app);
+  cordon::cli::register_run(app);
+  cordon::cli::register_backends(app);
+  cordon::cli::register_explain(app);
+  cordon::cli::register_fs(app);
+  cordon::cli::register_job(app);
+  cordon::cli::register_scan(app);
 
   try {
     app.parse(argc, argv);

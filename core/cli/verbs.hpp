@@ -16,6 +16,14 @@ void register_backends(CLI::App& app);
 /// `cordon explain`.
 void register_explain(CLI::App& app);
 
+/// `cordon scan`.
+void register_scan(CLI::App& app);
+/// `cordon fs read|write|list|remove`.
+void register_fs(CLI::App& app);
+
+/// `cordon job ...`.
+void register_job(CLI::App& app);
+
 /// Set by a verb's callback: the status `cordon` exits with.
 void set_exit_status(int status);
 int exit_status();

@@ -1,6 +1,7 @@
 // The scanner's rule tables (internal).
 #pragma once
 
+#include <cordon/export.hpp>
 #include <cordon/scanner.hpp>
 
 #include <regex>
@@ -17,10 +18,10 @@ struct ScanRule {
 };
 
 /// Rules for Python sources.
-const std::vector<ScanRule>& python_rules();
+CORDON_API const std::vector<ScanRule>& python_rules();
 /// Rules for POSIX shell / bash scripts.
-const std::vector<ScanRule>& bash_rules();
+CORDON_API const std::vector<ScanRule>& bash_rules();
 /// Rules for either language (credential paths).
-const std::vector<ScanRule>& common_rules();
+CORDON_API const std::vector<ScanRule>& common_rules();
 
 }  // namespace cordon::detail

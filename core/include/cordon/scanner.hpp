@@ -27,7 +27,7 @@ struct Finding {
 };
 
 /// All findings of one scan, in line order, and a summary.
-struct ScanReport {
+struct CORDON_API ScanReport {
   ScanLanguage language = ScanLanguage::automatic;  ///< the language actually used
   std::vector<Finding> findings;
   int count(Severity s) const;

@@ -1,0 +1,113 @@
+// `cordon fs read|write|list|remove`: the workspace file API, kept beneath the workspace by the
+// kernel, with the policy's size caps and blocked paths.
+#include <cordon/workspace.hpp>
+
+#include <boost/json.hpp>
+
+#include <iostream>
+#include <iterator>
+
+#include "runtime_options.hpp"
+#include "verbs.hpp"
+
+namespace cordon::cli {
+
+namespace {
+
+struct FsOptions {
+  std::optional<std::string> workspace;
+  std::optional<std::string> policy;
+  std::string path;
+  bool json = false;
+};
+
+// Exit status of a refused or failed file operation.
+constexpr int kFsFailed = 2;
+
+WorkspaceRules rules_of(const Policy& p) {
+  WorkspaceRules r;
+  if (p.limits.max_file_size_mb) {
+    r.max_write_bytes = *p.limits.max_file_size_mb * 1024 * 1024;
+    r.max_read_bytes = r.max_write_bytes;
+  }
+  for (const auto& b : p.filesystem.blocked) r.blocked.emplace_back(b);
+  return r;
+}
+
+const char* kind_name(WorkspaceEntry::Kind k) {
+  switch (k) {
+    case WorkspaceEntry::Kind::file:
+      return "file";
+    case WorkspaceEntry::Kind::directory:
+      return "dir";
+    case WorkspaceEntry::Kind::symlink:
+      return "link";
+    case WorkspaceEntry::Kind::other:
+      return "other";
+  }
+  return "other";
+}
+
+void print_list(const std::vector<WorkspaceEntry>& entries, bool json) {
+  if (!json) {
+    for (const auto& e : entries)
+      std::cout << kind_name(e.kind) << "\t" << e.size << "\t" << e.name << "\n";
+    return;
+  }
+  boost::json::array out;
+  for (const auto& e : entries)
+    out.push_back({{"name", e.name}, {"kind", kind_name(e.kind)}, {"size", e.size}});
+  std::cout << boost::json::serialize(out) << "\n";
+}
+
+// Runs one file operation on the workspace the options name; errors are printed once.
+template <class F>
+int with_workspace(const FsOptions& o, F&& op) {
+  try {
+    auto root = workspace_of(o.workspace);
+    Workspace ws(root, rules_of(policy_of(o.policy, root)));
+    op(ws);
+    return 0;
+  } catch (const ErrorList& e) {
+    print_errors(e.errors());
+  } catch (const Error& e) {
+    print_errors({e});
+  }
+  return kFsFailed;
+}
+
+CLI::App* add_verb(CLI::App* fs, const char* name, const char* help, std::shared_ptr<FsOptions> o) {
+  auto* v = fs->add_subcommand(name, help);
+  v->add_option("PATH", o->path, "a path relative to the workspace")->required();
+  v->add_option("--workspace", o->workspace, "the workspace directory (default: current)");
+  v->add_option("--policy", o->policy,
+                "policy for size caps and blocked paths (default: standard)");
+  return v;
+}
+
+}  // namespace
+
+void register_fs(CLI::App& app) {
+  auto* fs = app.add_subcommand("fs", "read and write files beneath a workspace, race-free");
+  fs->require_subcommand(1);
+  auto o = std::make_shared<FsOptions>();
+
+  add_verb(fs, "read", "print a file", o)->callback([o] {
+    set_exit_status(with_workspace(*o, [&](Workspace& ws) { std::cout << ws.read(o->path); }));
+  });
+  add_verb(fs, "write", "replace a file atomically with standard input", o)->callback([o] {
+    std::string data{std::istreambuf_iterator<char>(std::cin), {}};
+    set_exit_status(with_workspace(*o, [&](Workspace& ws) { ws.write(o->path, data); }));
+  });
+  auto* list = add_verb(fs, "list", "list a directory", o);
+  list->add_flag("--json", o->json, "print JSON");
+  list->callback([o] {
+    set_exit_status(
+        with_workspace(*o, [&](Workspace& ws) { print_list(ws.list(o->path), o->json); }));
+  });
+  add_verb(fs, "remove", "remove a file, symlink or empty directory", o)->callback([o] {
+    set_exit_status(with_workspace(*o, [&](Workspace& ws) { ws.remove(o->path); }));
+  });
+}
+
+}  // namespace cordon::cli

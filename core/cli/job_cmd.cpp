@@ -1,0 +1,189 @@
+// `cordon job start|output|status|wait|stop|list|remove|gc`: background jobs.
+#include <cordon/command_source.hpp>
+#include <cordon/jobs.hpp>
+
+#include <boost/json.hpp>
+
+#include <iostream>
+
+#include "job_view.hpp"
+#include "runtime_options.hpp"
+#include "verbs.hpp"
+
+namespace cordon::cli {
+
+namespace {
+
+// Exit status for an unknown id or a failed job verb.
+constexpr int kJobError = 2;
+
+struct JobArgs {
+  std::optional<std::string> policy, backend, workspace, command, state_dir;
+  std::optional<std::string> timeout;
+  std::string grace = "5s";
+  std::string id;
+  std::size_t tail = 200;
+  bool json = false;
+  bool all = false;
+  RuntimeOptions runtime;
+  std::vector<std::string> argv;
+};
+
+JobManager manager_of(const JobArgs& a) {
+  JobManagerOptions o;
+  if (a.state_dir) o.state_dir = *a.state_dir;
+  for (const auto& d : a.runtime.plugin_dirs) o.plugin_dirs.emplace_back(d);
+  if (a.runtime.config) o.config = *a.runtime.config;
+  return JobManager(o);
+}
+
+Duration duration_arg(const std::string& text, const char* option) {
+  auto d = parse_duration(text);
+  if (!d)
+    throw Error(code::kBadArgument, std::string("bad ") + option + " '" + text + "'",
+                "write a duration such as '250ms', '90s', '5m', '1h' or whole seconds");
+  return *d;
+}
+
+JobSpec spec_of(const JobArgs& a) {
+  JobSpec spec;
+  spec.workspace = workspace_of(a.workspace);
+  spec.policy = policy_of(a.policy, spec.workspace);
+  CommandInput input;
+  if (a.command && !a.argv.empty())
+    throw Error(code::kBadArgument, "give either --command or a program after '--', not both");
+  if (a.command)
+    input.command = *a.command;
+  else
+    for (const auto& s : a.argv) input.argv.push_back(trusted(s));
+  auto prepared = prepare_command(input, effective_shell_mode(spec.policy, std::getenv(kShellEnv)));
+  check_blocked_commands(prepared.argv, spec.policy, "/usr/local/bin:/usr/bin:/bin",
+                         spec.workspace.string());
+  spec.argv = prepared.argv;
+  spec.shell_unsafe = prepared.shell_unsafe;
+  spec.backend = a.backend;
+  return spec;
+}
+
+// Runs a verb body; errors are printed once and give exit status 2.
+template <class F>
+void guarded(F&& body) {
+  try {
+    set_exit_status(body());
+  } catch (const ErrorList& e) {
+    print_errors(e.errors());
+    set_exit_status(kJobError);
+  } catch (const Error& e) {
+    print_errors({e});
+    set_exit_status(kJobError);
+  }
+}
+
+void add_common(CLI::App* v, JobArgs& a) {
+  v->add_option("--state-dir", a.state_dir,
+                "job state directory (default: $XDG_STATE_HOME/cordon/jobs)");
+}
+
+CLI::App* add_id_verb(CLI::App* job, const char* name, const char* help, JobArgs& a) {
+  auto* v = job->add_subcommand(name, help);
+  v->add_option("ID", a.id, "the job id")->required();
+  add_common(v, a);
+  return v;
+}
+
+void register_start(CLI::App* job, const std::shared_ptr<JobArgs>& a) {
+  auto* s = job->add_subcommand("start", "start a command in the background; print its id");
+  s->add_option("--policy", a->policy, "policy file (default: the standard preset)");
+  s->add_option("--backend", a->backend, "run on this backend, or refuse");
+  s->add_option("--workspace", a->workspace, "the command's working directory");
+  s->add_option("--command", a->command, "one command string instead of PROGRAM ARGS");
+  s->add_flag("--json", a->json, "print the job as JSON");
+  add_common(s, *a);
+  add_runtime_options(s, a->runtime);
+  s->add_option("PROGRAM", a->argv, "the program and its arguments, after --");
+  s->callback([a] {
+    guarded([&] {
+      auto m = manager_of(*a);
+      print_job(m.start(spec_of(*a)), a->json, true);
+      return 0;
+    });
+  });
+}
+
+void register_inspect(CLI::App* job, const std::shared_ptr<JobArgs>& a) {
+  auto* out = add_id_verb(job, "output", "print the newest output of a job", *a);
+  out->add_option("--tail", a->tail, "how many lines (default 200)");
+  out->add_flag("--json", a->json, "print JSON");
+  out->callback([a] {
+    guarded([&] {
+      auto text = manager_of(*a).output(a->id, a->tail);
+      if (a->json)
+        std::cout << boost::json::serialize(output_json(a->id, text)) << "\n";
+      else
+        std::cout << text;
+      return 0;
+    });
+  });
+  auto* st = add_id_verb(job, "status", "print a job's state", *a);
+  st->add_flag("--json", a->json, "print JSON");
+  st->callback(
+      [a] { guarded([&] { return print_job(manager_of(*a).status(a->id), a->json), 0; }); });
+  auto* w = add_id_verb(job, "wait", "wait for a job to end; exit with its status", *a);
+  w->add_option("--timeout", a->timeout, "give up after this long (exit 124)");
+  w->add_flag("--json", a->json, "print JSON");
+  w->callback([a] {
+    guarded([&] {
+      std::optional<Duration> t;
+      if (a->timeout) t = duration_arg(*a->timeout, "--timeout");
+      auto info = manager_of(*a).wait(a->id, t);
+      print_job(info, a->json);
+      return job_exit_status(info);
+    });
+  });
+}
+
+void register_control(CLI::App* job, const std::shared_ptr<JobArgs>& a) {
+  auto* stop = add_id_verb(job, "stop", "SIGTERM the whole job, SIGKILL after the grace", *a);
+  stop->add_option("--grace", a->grace, "time between SIGTERM and SIGKILL (default 5s)");
+  stop->add_flag("--json", a->json, "print JSON");
+  stop->callback([a] {
+    guarded([&] {
+      auto m = manager_of(*a);
+      print_job(m.stop(a->id, duration_arg(a->grace, "--grace")), a->json);
+      return 0;
+    });
+  });
+  auto* list = job->add_subcommand("list", "list running (and lost) jobs; --all for every job");
+  list->add_flag("--all", a->all, "include ended jobs");
+  list->add_flag("--json", a->json, "print JSON");
+  add_common(list, *a);
+  list->callback(
+      [a] { guarded([&] { return print_jobs(manager_of(*a).list(a->all), a->json), 0; }); });
+  auto* rm = add_id_verb(job, "remove", "delete the record of an ended job", *a);
+  rm->callback([a] { guarded([&] { return manager_of(*a).remove(a->id), 0; }); });
+  auto* gc = job->add_subcommand("gc", "delete the records of every ended job");
+  add_common(gc, *a);
+  gc->callback([a] {
+    guarded([&] {
+      std::cout << "removed " << manager_of(*a).gc() << " ended job(s)\n";
+      return 0;
+    });
+  });
+  auto* sup = job->add_subcommand("supervise", "");  // internal: the job's own supervisor
+  sup->group("");
+  sup->add_option("DIR", a->id, "the job's directory")->required();
+  sup->callback([a] { set_exit_status(supervise_job(a->id)); });
+}
+
+}  // namespace
+
+void register_job(CLI::App& app) {
+  auto* job = app.add_subcommand("job", "background jobs: start, output, status, wait, stop, list");
+  job->require_subcommand(1);
+  auto a = std::make_shared<JobArgs>();
+  register_start(job, a);
+  register_inspect(job, a);
+  register_control(job, a);
+}
+
+}  // namespace cordon::cli

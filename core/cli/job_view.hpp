@@ -1,0 +1,26 @@
+// How `cordon job` prints jobs: one line of text, or JSON.
+#pragma once
+
+#include <cordon/jobs.hpp>
+
+#include <boost/json/object.hpp>
+
+#include <string>
+#include <vector>
+
+namespace cordon::cli {
+
+/// A job as JSON: id, status, pid, backend, log path, argv, workspace, created, and the result
+/// (exit_code, signal, timed_out, duration_ms, report, error) once it has ended.
+boost::json::object job_json(const JobInfo& info);
+/// {"id": ..., "output": ...} (base64 with "output_base64" when not UTF-8).
+boost::json::object output_json(const std::string& id, const std::string& text);
+/// Prints one job: `just_started` prints only the id in text form (for scripts).
+void print_job(const JobInfo& info, bool json, bool just_started = false);
+/// Prints a table of jobs, or a JSON array.
+void print_jobs(const std::vector<JobInfo>& jobs, bool json);
+/// The exit status `job wait` gives: the job's own (as `cordon run` would), 124 when the
+/// wait timed out with the job still running, 125 for a lost or failed job.
+int job_exit_status(const JobInfo& info);
+
+}  // namespace cordon::cli

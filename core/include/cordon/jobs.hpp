@@ -1,0 +1,112 @@
+// Background jobs: commands that outlive the call that started them, under the same policy,
+// with their state on disk so that any later cordon process can find them.
+//
+// Each job has a directory under the state directory (mode 0700) holding job.json (what was
+// asked), policy.toml (the effective policy it runs under), output.log (stdout and stderr as
+// they arrive, capped by limits.max_log_bytes keeping the newest), and result.json (written
+// once, atomically, by the job's supervisor when the command has ended). The supervisor is a
+// small `cordon job supervise` process of its own, detached from the caller's session.
+#pragma once
+
+#include <cordon/error.hpp>
+#include <cordon/export.hpp>
+#include <cordon/policy.hpp>
+#include <cordon/result.hpp>
+
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cordon {
+
+/// Where a job stands.
+enum class JobStatus {
+  running,  ///< the supervisor is alive and no result is recorded yet
+  exited,   ///< the command ended (any exit code or signal); see the result
+  stopped,  ///< ended by `job stop`
+  failed,   ///< cordon could not run it (refusal, isolation failure); see result.error
+  lost,     ///< the supervisor is gone and left no result (killed, power loss)
+};
+CORDON_API const char* to_string(JobStatus s);
+
+/// What a job is and how it ended (when it has).
+struct JobInfo {
+  std::string id;
+  JobStatus status = JobStatus::running;
+  std::vector<std::string> argv;
+  std::filesystem::path workspace;
+  std::string backend;  ///< the backend chosen at start
+  std::string policy_name;
+  int supervisor_pid = 0;
+  std::chrono::system_clock::time_point created;
+  std::filesystem::path dir;
+  std::filesystem::path log;
+  std::optional<RunResult> result;  ///< once ended (not for lost jobs)
+  std::uint64_t log_dropped_bytes = 0;
+};
+
+/// What to start.
+struct JobSpec {
+  Policy policy;                       ///< resolved (presets, extends, paths)
+  std::vector<std::string> argv;       ///< checked by the caller
+  std::filesystem::path workspace;     ///< absolute
+  std::optional<std::string> backend;  ///< named backend, or dispatch by policy
+  std::optional<std::string> stdin_data;
+  bool shell_unsafe = false;
+};
+
+/// How a JobManager finds its state, its supervisor program and its plugins.
+struct JobManagerOptions {
+  std::filesystem::path state_dir;   ///< default: $XDG_STATE_HOME/cordon/jobs
+  std::filesystem::path cordon_exe;  ///< default: the `cordon` next to the core library
+  std::vector<std::filesystem::path> plugin_dirs;
+  std::optional<std::filesystem::path> config;  ///< --config for the supervisor
+};
+
+/// The default state directory: $XDG_STATE_HOME/cordon/jobs, else ~/.local/state/cordon/jobs.
+CORDON_API std::filesystem::path default_job_state_dir();
+
+/// Starts, inspects and stops background jobs. Every verb on an unknown id throws Error
+/// CRD6001. Thread-compatible; any number of processes may use the same state directory.
+class CORDON_API JobManager {
+ public:
+  explicit JobManager(JobManagerOptions options = {});
+  ~JobManager();
+
+  /// Chooses the backend (refusing at once, CRD1xxx, if none proves the policy), records the
+  /// job and starts its supervisor. Returns as soon as the supervisor runs.
+  JobInfo start(const JobSpec& spec);
+  /// The job's state now.
+  JobInfo status(const std::string& id) const;
+  /// The last `lines` lines of the job's output, reading at most the last 64 KiB of the log.
+  std::string output(const std::string& id, std::size_t lines = 200) const;
+  /// Blocks until the job has ended or `timeout` passed; returns its state either way.
+  JobInfo wait(const std::string& id, std::optional<Duration> timeout = std::nullopt) const;
+  /// SIGTERM to the whole job, then SIGKILL after `grace`; returns the recorded result. A job
+  /// that has already ended is left alone and its result returned.
+  JobInfo stop(const std::string& id, Duration grace = std::chrono::seconds(5));
+  /// Every job (ended ones only with `all`), newest first.
+  std::vector<JobInfo> list(bool all = false) const;
+  /// Deletes the record of an ended job; refuses a running one (CRD6002).
+  void remove(const std::string& id);
+  /// Deletes the records of every ended job; returns how many.
+  std::size_t gc();
+  /// Stops every job this manager started (for hosts shutting down their API object).
+  void stop_all(Duration grace = std::chrono::seconds(5));
+
+  const std::filesystem::path& state_dir() const noexcept { return options_.state_dir; }
+
+ private:
+  std::filesystem::path dir_of(const std::string& id) const;
+  JobManagerOptions options_;
+  std::vector<std::string> started_;
+};
+
+/// The supervisor's side (`cordon job supervise DIR`): runs the job recorded in `dir` to its
+/// end and writes result.json. Returns the process exit status for the supervisor.
+CORDON_API int supervise_job(const std::filesystem::path& dir);
+
+}  // namespace cordon

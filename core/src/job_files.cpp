@@ -1,0 +1,157 @@
+// A job's files: ids, atomic writes, JSON encoding of results, process identity.
+#include "job_files.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+namespace cordon::detail {
+
+namespace json = boost::json;
+
+std::string new_job_id() {
+  unsigned char bytes[12];
+  std::ifstream rnd("/dev/urandom", std::ios::binary);
+  if (!rnd.read(reinterpret_cast<char*>(bytes), sizeof bytes))
+    throw Error(code::kJobStart, "cannot read /dev/urandom for a job id");
+  static const char* hex = "0123456789abcdef";
+  std::string id = "j";
+  for (unsigned char b : bytes) id += hex[b >> 4], id += hex[b & 15];
+  return id;
+}
+
+bool valid_job_id(const std::string& id) {
+  if (id.size() != 25 || id[0] != 'j') return false;
+  for (std::size_t i = 1; i < id.size(); ++i)
+    if (!std::isxdigit(static_cast<unsigned char>(id[i])) || std::isupper(id[i])) return false;
+  return true;
+}
+
+void write_file_atomic(const std::filesystem::path& path, const std::string& text) {
+  auto tmp = path;
+  tmp += ".tmp" + std::to_string(::getpid());
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0)
+    throw Error(code::kJobState, "cannot write '" + tmp.string() + "': " + std::strerror(errno));
+  std::size_t done = 0;
+  while (done < text.size()) {
+    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) break;
+    done += static_cast<std::size_t>(n);
+  }
+  bool ok = done == text.size() && ::fsync(fd) == 0;
+  ::close(fd);
+  if (!ok || ::rename(tmp.c_str(), path.c_str()) != 0) {
+    int err = errno;
+    ::unlink(tmp.c_str());
+    throw Error(code::kJobState, "cannot write '" + path.string() + "': " + std::strerror(err));
+  }
+}
+
+std::optional<json::object> read_json(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  boost::system::error_code ec;
+  auto v = json::parse(ss.str(), ec);
+  if (ec || !v.is_object())
+    throw Error(code::kJobState, "job state file '" + path.string() + "' is not a JSON object",
+                "remove the job with 'cordon job remove'");
+  return std::move(v.get_object());
+}
+
+json::object result_to_json(const RunResult& r) {
+  json::array report;
+  for (const auto& e : r.report)
+    report.push_back({{"capability", e.capability}, {"mechanism", e.mechanism}});
+  json::array notes;
+  for (const auto& n : r.notes) notes.push_back(json::string(n));
+  json::object o{{"exit_code", r.exit_code},
+                 {"signal", r.signal},
+                 {"timed_out", r.timed_out},
+                 {"stdout_truncated", r.stdout_truncated},
+                 {"stderr_truncated", r.stderr_truncated},
+                 {"stdout_bytes", r.stdout_bytes},
+                 {"stderr_bytes", r.stderr_bytes},
+                 {"duration_ms", r.duration.count()},
+                 {"report", std::move(report)},
+                 {"notes", std::move(notes)}};
+  if (r.peak_memory_bytes) o["peak_memory_bytes"] = *r.peak_memory_bytes;
+  if (r.cpu_seconds) o["cpu_seconds"] = *r.cpu_seconds;
+  if (r.error)
+    o["error"] = {
+        {"code", r.error->code()}, {"message", r.error->message()}, {"hint", r.error->hint()}};
+  return o;
+}
+
+namespace {
+template <class T>
+T number(const json::object& o, const char* key, T fallback) {
+  auto* v = o.if_contains(key);
+  if (!v) return fallback;
+  if (v->is_int64()) return static_cast<T>(v->get_int64());
+  if (v->is_uint64()) return static_cast<T>(v->get_uint64());
+  if (v->is_double()) return static_cast<T>(v->get_double());
+  return fallback;
+}
+bool flag(const json::object& o, const char* key) {
+  auto* v = o.if_contains(key);
+  return v && v->is_bool() && v->get_bool();
+}
+std::string text(const json::object& o, const char* key) {
+  auto* v = o.if_contains(key);
+  return v && v->is_string() ? std::string(v->get_string()) : std::string();
+}
+}  // namespace
+
+RunResult result_from_json(const json::object& o) {
+  RunResult r;
+  r.exit_code = number<int>(o, "exit_code", -1);
+  r.signal = number<int>(o, "signal", 0);
+  r.timed_out = flag(o, "timed_out");
+  r.stdout_truncated = flag(o, "stdout_truncated");
+  r.stderr_truncated = flag(o, "stderr_truncated");
+  r.stdout_bytes = number<std::uint64_t>(o, "stdout_bytes", 0);
+  r.stderr_bytes = number<std::uint64_t>(o, "stderr_bytes", 0);
+  r.duration = std::chrono::milliseconds(number<std::int64_t>(o, "duration_ms", 0));
+  if (o.contains("peak_memory_bytes"))
+    r.peak_memory_bytes = number<std::uint64_t>(o, "peak_memory_bytes", 0);
+  if (o.contains("cpu_seconds")) r.cpu_seconds = number<double>(o, "cpu_seconds", 0);
+  if (auto* rep = o.if_contains("report"); rep && rep->is_array())
+    for (const auto& e : rep->get_array())
+      if (e.is_object())
+        r.report.push_back({text(e.get_object(), "capability"), text(e.get_object(), "mechanism")});
+  if (auto* notes = o.if_contains("notes"); notes && notes->is_array())
+    for (const auto& n : notes->get_array())
+      if (n.is_string()) r.notes.emplace_back(n.get_string());
+  if (auto* e = o.if_contains("error"); e && e->is_object())
+    r.error = Error(text(e->get_object(), "code"), text(e->get_object(), "message"),
+                    text(e->get_object(), "hint"));
+  return r;
+}
+
+std::uint64_t process_start_ticks(int pid) {
+  if (pid <= 0) return 0;
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat;
+  if (!std::getline(in, stat)) return 0;
+  // The command name (field 2) may hold spaces and parentheses: count from the last ')'.
+  auto close = stat.rfind(')');
+  if (close == std::string::npos) return 0;
+  std::istringstream rest(stat.substr(close + 2));
+  std::string field;
+  for (int i = 3; i <= 22 && rest >> field; ++i) {
+    if (i == 3 && (field == "Z" || field == "X")) return 0;  // a zombie is not alive
+    if (i == 22) return std::stoull(field);
+  }
+  return 0;
+}
+
+}  // namespace cordon::detail

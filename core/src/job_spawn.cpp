@@ -1,0 +1,111 @@
+// Starting a job's supervisor, detached; finding cordon; private directories.
+#include "job_spawn.hpp"
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <linux/close_range.h>
+#include <pwd.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cordon/error.hpp>
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "job_files.hpp"
+
+namespace cordon::detail {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// In the forked child only async-signal-safe calls: setsid, fork, open, dup2, write, exec.
+[[noreturn]] void become_supervisor(const char* exe, char* const argv[], int report) {
+  ::setsid();
+  pid_t grandchild = ::fork();
+  if (grandchild != 0) ::_exit(grandchild < 0 ? 1 : 0);
+  int null = ::open("/dev/null", O_RDWR);
+  if (null >= 0) ::dup2(null, 0), ::dup2(null, 1), ::dup2(null, 2);
+  ::syscall(SYS_close_range, 3u, ~0u, CLOSE_RANGE_CLOEXEC);
+  pid_t me = ::getpid();
+  (void)!::write(report, &me, sizeof me);
+  ::execv(exe, argv);
+  int err = errno;
+  (void)!::write(report, &err, sizeof err);
+  ::_exit(127);
+}
+
+bool read_exact(int fd, void* buf, std::size_t n) {
+  auto* p = static_cast<char*>(buf);
+  while (n > 0) {
+    ssize_t r = ::read(fd, p, n);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return false;
+    p += r, n -= static_cast<std::size_t>(r);
+  }
+  return true;
+}
+
+}  // namespace
+
+SupervisorId spawn_supervisor(const fs::path& exe, const fs::path& dir) {
+  std::string exe_s = exe.string(), dir_s = dir.string();
+  std::vector<char*> argv = {exe_s.data(), const_cast<char*>("job"), const_cast<char*>("supervise"),
+                             dir_s.data(), nullptr};
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0)
+    throw Error(code::kJobStart,
+                std::string("cannot start a job supervisor: ") + std::strerror(errno));
+  pid_t child = ::fork();
+  if (child == 0) become_supervisor(exe_s.c_str(), argv.data(), fds[1]);
+  ::close(fds[1]);
+  int status = 0;
+  if (child > 0) ::waitpid(child, &status, 0);
+  pid_t pid = 0;
+  int exec_errno = 0;
+  bool got_pid = read_exact(fds[0], &pid, sizeof pid);
+  bool exec_failed = got_pid && read_exact(fds[0], &exec_errno, sizeof exec_errno);
+  ::close(fds[0]);
+  if (child < 0 || !got_pid)
+    throw Error(code::kJobStart, "cannot start a job supervisor: fork failed");
+  if (exec_failed)
+    throw Error(code::kJobStart,
+                "cannot start the job supervisor '" + exe_s + "': " + std::strerror(exec_errno),
+                "install cordon, or point the job manager at the cordon executable");
+  return {pid, process_start_ticks(pid)};
+}
+
+fs::path default_cordon_exe() {
+  std::error_code ec;
+  auto self = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec && self.filename() == "cordon") return self;
+  Dl_info info{};
+  if (::dladdr(reinterpret_cast<void*>(&default_cordon_exe), &info) && info.dli_fname) {
+    auto lib_dir = fs::path(info.dli_fname).parent_path();
+    for (auto candidate :
+         {lib_dir / ".." / "bin" / "cordon", lib_dir / ".." / ".." / "bin" / "cordon"})
+      if (::access(candidate.c_str(), X_OK) == 0) return fs::weakly_canonical(candidate);
+  }
+  return "cordon";
+}
+
+void make_private_dir(const fs::path& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec || ::chmod(dir.c_str(), 0700) != 0)
+    throw Error(code::kJobState, "cannot create the job directory '" + dir.string() +
+                                     "': " + (ec ? ec.message() : std::strerror(errno)));
+}
+
+fs::path invoking_home() {
+  if (const char* h = std::getenv("HOME"); h && *h == '/') return h;
+  if (auto* pw = ::getpwuid(::getuid()); pw && pw->pw_dir) return pw->pw_dir;
+  return "/";
+}
+
+}  // namespace cordon::detail

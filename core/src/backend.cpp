@@ -34,21 +34,47 @@ Backend::~Backend() = default;
 const ProbeResult& Backend::probe() {
   std::call_once(probed_, [this] {
     auto start = std::chrono::steady_clock::now();
-    probe_result_ = do_probe();
-    auto ms = std::chrono::duration_cast<std::chrono::microseconds>(
+    probe_result_ = guarded_probe();
+    auto us = std::chrono::duration_cast<std::chrono::microseconds>(
                   std::chrono::steady_clock::now() - start)
                   .count();
-    log().debug("probe of '{}' took {} us: {}", name(), ms,
+    log().debug("probe of '{}' took {} us: {}", name(), us,
                 probe_result_.available ? "available" : probe_result_.reason);
   });
   return probe_result_;
 }
 
-std::vector<Error> Backend::validate_settings(const boost::json::object& settings) {
-  return do_validate_settings(settings);
+// A hook that throws despite the contract becomes a fault, never an escaping exception.
+ProbeResult Backend::guarded_probe() {
+  std::string what;
+  try {
+    return do_probe();
+  } catch (const std::exception& e) {
+    what = e.what();
+  } catch (...) {
+    what = "unknown exception";
+  }
+  ProbeResult failed;
+  failed.reason = "probe failed: " + what;
+  failed.fault = Error(code::kPluginProbe, "probe of backend '" + name() + "' threw: " + what,
+                       "report this to the plugin's author; the backend is unusable");
+  return failed;
 }
 
-std::vector<Error> Backend::do_validate_settings(const boost::json::object& settings) noexcept {
+std::vector<Error> Backend::validate_settings(const boost::json::object& settings) {
+  std::string what;
+  try {
+    return do_validate_settings(settings);
+  } catch (const std::exception& e) {
+    what = e.what();
+  } catch (...) {
+    what = "unknown exception";
+  }
+  return {Error(code::kBadSettings,
+                "backend '" + name() + "' failed to validate its settings: " + what)};
+}
+
+std::vector<Error> Backend::do_validate_settings(const boost::json::object& settings) {
   std::vector<Error> errors;
   for (const auto& kv : settings) {
     errors.emplace_back(code::kBadSettings,
@@ -60,12 +86,21 @@ std::vector<Error> Backend::do_validate_settings(const boost::json::object& sett
 
 namespace {
 
-// Requirements the probe did not prove; run() refuses rather than degrade.
-std::vector<std::string> unproven(const Requirements& reqs, const ProbeResult& probe) {
-  std::vector<std::string> missing;
+// Requirements the probe did not prove, each with the backend's evidence; run() refuses
+// rather than degrade.
+std::string unproven(const Requirements& reqs, const ProbeResult& probe) {
+  std::string lines;
   for (const auto& r : reqs)
-    if (!probe.proves(r.id)) missing.push_back(r.id);
-  return missing;
+    if (!probe.proves(r.id))
+      lines += "\n  " + r.id + " (" + r.clause + "): " + probe.evidence(r.id);
+  return lines;
+}
+
+RunResult fault(const std::string& backend, const std::string& what) {
+  RunResult failed;
+  failed.error = Error(code::kBackendFault, "backend '" + backend + "' failed: " + what,
+                       "report this to the plugin's author");
+  return failed;
 }
 
 }  // namespace
@@ -78,20 +113,20 @@ RunResult Backend::run(const Plan& plan, OutputSink& sink) {
   }
   const auto& pr = probe();
   if (!pr.available) {
-    refused.error = Error(code::kBackendUnavailable,
-                          "backend '" + name() + "' is not available: " + pr.reason);
+    refused.error =
+        Error(code::kBackendUnavailable, "backend '" + name() + "' is not available: " + pr.reason);
     return refused;
   }
   if (auto missing = unproven(plan.requirements, pr); !missing.empty()) {
-    std::string list;
-    for (const auto& m : missing) list += (list.empty() ? "" : ", ") + m;
-    refused.error = Error(code::kUnproven, "backend '" + name() + "' cannot prove " + list);
+    refused.error =
+        Error(code::kUnproven, "backend '" + name() + "' cannot prove:" + missing,
+              "choose a backend that proves them (cordon backends) or relax the policy");
     return refused;
   }
   detail::CappedSink capped(sink, plan.policy.limits.max_output_bytes);
   auto start = std::chrono::steady_clock::now();
   log().debug("running '{}' on '{}'", plan.argv.front(), name());
-  RunResult result = do_run(plan, capped);
+  RunResult result = guarded_run(plan, capped);
   capped.finish();
   result.duration = std::chrono::duration_cast<std::chrono::milliseconds>(
       std::chrono::steady_clock::now() - start);
@@ -101,6 +136,16 @@ RunResult Backend::run(const Plan& plan, OutputSink& sink) {
   result.stderr_truncated = capped.truncated(Stream::err);
   if (plan.shell_unsafe) result.notes.push_back("shell = unsafe: the command ran under /bin/sh");
   return result;
+}
+
+RunResult Backend::guarded_run(const Plan& plan, OutputSink& sink) {
+  try {
+    return do_run(plan, sink);
+  } catch (const std::exception& e) {
+    return fault(name(), e.what());
+  } catch (...) {
+    return fault(name(), "unknown exception");
+  }
 }
 
 }  // namespace cordon

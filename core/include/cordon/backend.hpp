@@ -2,7 +2,9 @@
 //
 // A backend proves what it can enforce (probe) and runs a plan under it (run). The public
 // methods are non-virtual: they validate, time, log and catch, then call the protected hooks.
-// Hooks are noexcept and report failure through their return value.
+// Hooks should be noexcept and report failure through their return value; the base declares
+// them without noexcept so that a hook that throws anyway is caught and reported (CRD3006,
+// CRD5003, CRD2015) instead of terminating cordon. A `noexcept` override is always allowed.
 #pragma once
 
 #include <cordon/error.hpp>
@@ -10,6 +12,7 @@
 #include <cordon/policy.hpp>
 #include <cordon/requirements.hpp>
 #include <cordon/result.hpp>
+#include <cordon/stop_token.hpp>
 
 #include <boost/json/object.hpp>
 
@@ -43,6 +46,8 @@ struct CORDON_API ProbeResult {
   std::string reason;
   std::vector<Proof> proofs;
   std::vector<std::string> facts;  ///< other evidence worth showing ("limits via cgroup v2")
+  /// Set by Backend::probe() when the hook threw (CRD3006); the result is then unavailable.
+  std::optional<Error> fault;
 
   /// True when the capability is listed and proven (an unknown id is not proven).
   bool proves(std::string_view capability) const;
@@ -71,9 +76,12 @@ struct Plan {
   /// The granted environment without HOME (the backend points HOME at a private directory,
   /// or at `host_home` when policy.filesystem.home = host).
   std::map<std::string, std::string> env;
-  std::filesystem::path host_home;        ///< the invoking user's home
-  boost::json::object settings;           ///< this backend's [backends.<name>] table
-  bool shell_unsafe = false;              ///< argv is /bin/sh -c STRING by the caller's choice
+  std::filesystem::path host_home;  ///< the invoking user's home
+  boost::json::object settings;     ///< this backend's [backends.<name>] table
+  bool shell_unsafe = false;        ///< argv is /bin/sh -c STRING by the caller's choice
+  /// When set, the backend polls it (at least every 100 ms) and stops the command as asked:
+  /// terminate sends SIGTERM to every process of the command, kill ends them all at once.
+  std::shared_ptr<StopToken> stop;
 };
 
 /// Passed to a backend when it is created: its name, the core's logger, and where it may keep
@@ -93,30 +101,37 @@ class CORDON_API Backend {
 
   const std::string& name() const noexcept { return context_.name; }
 
-  /// Probes once and caches the answer for the life of this object.
+  /// Probes once and caches the answer for the life of this object. Never throws: a hook that
+  /// throws yields an unavailable result with `fault` set (CRD3006).
   const ProbeResult& probe();
 
   /// Checks `settings` (the [backends.<name>] table); errors name the key path (CRD2015).
+  /// Never throws.
   std::vector<Error> validate_settings(const boost::json::object& settings);
 
   /// Runs the plan. Output reaches `sink` with head-and-tail truncation at the policy's
-  /// max_output_bytes per stream. Never throws: failures are in RunResult::error.
+  /// max_output_bytes per stream. Refuses (CRD1001 / CRD1004) when the probe does not prove
+  /// every requirement of the plan. Never throws: failures are in RunResult::error.
   RunResult run(const Plan& plan, OutputSink& sink);
 
  protected:
   explicit Backend(BackendContext context);
 
-  /// Proves capabilities by doing, not by guessing.
-  virtual ProbeResult do_probe() noexcept = 0;
-  /// Runs the command; when it returns, no process of the command may be alive.
-  virtual RunResult do_run(const Plan& plan, OutputSink& sink) noexcept = 0;
-  /// Default: accepts an empty table and refuses any key.
-  virtual std::vector<Error> do_validate_settings(const boost::json::object& settings) noexcept;
+  /// Proves capabilities by doing, not by guessing. Override as `noexcept`.
+  virtual ProbeResult do_probe() = 0;
+  /// Runs the command; when it returns, no process of the command may be alive. Called only
+  /// when the probe proved every requirement of the plan. Override as `noexcept`.
+  virtual RunResult do_run(const Plan& plan, OutputSink& sink) = 0;
+  /// Default: accepts an empty table and refuses any key. Override as `noexcept`.
+  virtual std::vector<Error> do_validate_settings(const boost::json::object& settings);
 
   const BackendContext& context() const noexcept { return context_; }
   spdlog::logger& log() const noexcept { return *context_.logger; }
 
  private:
+  ProbeResult guarded_probe();
+  RunResult guarded_run(const Plan& plan, OutputSink& sink);
+
   BackendContext context_;
   std::once_flag probed_;
   ProbeResult probe_result_;

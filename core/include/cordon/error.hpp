@@ -77,6 +77,9 @@ inline constexpr const char* kNotFound = "CRD5004";
 inline constexpr const char* kNotExecutable = "CRD5005";
 // CRD6xxx jobs
 inline constexpr const char* kNoSuchJob = "CRD6001";
+inline constexpr const char* kJobRunning = "CRD6002";   ///< remove refused: the job still runs
+inline constexpr const char* kJobStart = "CRD6003";     ///< the supervisor could not be started
+inline constexpr const char* kJobState = "CRD6004";     ///< a job's state files are unreadable
 }  // namespace code
 
 /// A failure with a stable code. Messages are lowercase, values quoted, no trailing period.

@@ -53,21 +53,21 @@ using PluginFactory = std::unique_ptr<Backend>(const BackendContext&, std::strin
 
 /// Defines the two exported symbols for backend class `Class` named `NAME` at version `VERSION`.
 /// Use once, in the plugin's entry.cpp. The factory catches everything.
-#define CORDON_BACKEND_PLUGIN(Class, NAME, VERSION)                                          \
-  namespace cordon_plugin_entry {                                                            \
-  extern "C" BOOST_SYMBOL_EXPORT const ::cordon::PluginInfo cordon_plugin_info;              \
-  const ::cordon::PluginInfo cordon_plugin_info = {CORDON_PLUGIN_ABI, NAME, VERSION,         \
-                                                   CORDON_TOOLCHAIN};                        \
-  std::unique_ptr<::cordon::Backend> create(const ::cordon::BackendContext& ctx,             \
-                                            std::string& error) {                            \
-    try {                                                                                    \
-      return std::unique_ptr<::cordon::Backend>(new Class(ctx));                             \
-    } catch (const std::exception& e) {                                                      \
-      error = e.what();                                                                      \
-    } catch (...) {                                                                          \
-      error = "unknown exception";                                                           \
-    }                                                                                        \
-    return nullptr;                                                                          \
-  }                                                                                          \
-  }                                                                                          \
+#define CORDON_BACKEND_PLUGIN(Class, NAME, VERSION)                                  \
+  namespace cordon_plugin_entry {                                                    \
+  extern "C" BOOST_SYMBOL_EXPORT const ::cordon::PluginInfo cordon_plugin_info;      \
+  const ::cordon::PluginInfo cordon_plugin_info = {CORDON_PLUGIN_ABI, NAME, VERSION, \
+                                                   CORDON_TOOLCHAIN};                \
+  std::unique_ptr<::cordon::Backend> create(const ::cordon::BackendContext& ctx,     \
+                                            std::string& error) {                    \
+    try {                                                                            \
+      return std::unique_ptr<::cordon::Backend>(new Class(ctx));                     \
+    } catch (const std::exception& e) {                                              \
+      error = e.what();                                                              \
+    } catch (...) {                                                                  \
+      error = "unknown exception";                                                   \
+    }                                                                                \
+    return nullptr;                                                                  \
+  }                                                                                  \
+  }                                                                                  \
   BOOST_DLL_ALIAS(cordon_plugin_entry::create, cordon_plugin_create)

@@ -1,0 +1,246 @@
+// Measures the start-up cost of a landlock sandbox against bare exec, unshare and bwrap.
+//
+//   cordon-bench-spawn [--runs N] [--seconds S]   the comparison (run it in the workspace)
+//   cordon-bench-spawn --in-process [N]           probe and run costs inside one process,
+//                                                 wall and CPU (robust on a busy machine)
+//   cordon-bench-spawn --once                     one probe + one run (used by the comparison)
+//
+// Each figure is the median wall time of N sequential spawn+wait of a command line. "C++ API
+// process" is this program started with --once: a fresh process that creates the backend,
+// probes it and runs /bin/true under the standard policy (what `cordon run` does, minus the
+// CLI's own start-up). "cordon run" is `cordon run --backend landlock -- /bin/true`, measured
+// when it works here. Diagnostics: CORDON_BENCH_NO_TOTALS=1 drops the memory and process totals
+// (no cgroup then), CORDON_BENCH_NETWORK=1 allows the network (no network namespace), to see
+// what each costs; CORDON_BENCH_PROGRAM=PATH runs PATH instead of /bin/true. Build it optimised for
+// meaningful figures.
+#include <cordon/policy_loader.hpp>
+#include <cordon/requirements.hpp>
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "landlock_backend.hpp"
+
+extern char** environ;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using Command = std::vector<std::string>;
+
+class NullSink final : public cordon::OutputSink {
+ public:
+  void write(cordon::Stream, std::string_view) override {}
+};
+
+// Runs argv with stdout/stderr on /dev/null; returns the exit status or -1. `cpu_ms` gets the
+// CPU time of the whole process tree (what it and the children it reaped used).
+int run(const Command& cmd, double* cpu_ms = nullptr) {
+  std::vector<char*> argv;
+  for (const auto& a : cmd) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+  pid_t pid;
+  int rc = posix_spawnp(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) return -1;
+  int status = 0;
+  rusage usage{};
+  wait4(pid, &status, 0, &usage);
+  if (cpu_ms)
+    *cpu_ms = (usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1e3 +
+              (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e3;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// Median wall and CPU time of `runs` runs.
+struct Cost {
+  double wall = 0;
+  double cpu = 0;
+};
+
+Cost median_ms(const Command& cmd, int runs) {
+  std::vector<double> walls, cpus;
+  for (int i = 0; i < runs; ++i) {
+    auto start = Clock::now();
+    double cpu = 0;
+    run(cmd, &cpu);
+    walls.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count());
+    cpus.push_back(cpu);
+  }
+  std::sort(walls.begin(), walls.end());
+  std::sort(cpus.begin(), cpus.end());
+  return {walls[walls.size() / 2], cpus[cpus.size() / 2]};
+}
+
+double parallel_rate(const Command& cmd, double seconds) {
+  std::atomic<long> done{0};
+  auto until = Clock::now() + std::chrono::duration<double>(seconds);
+  auto worker = [&] {
+    while (Clock::now() < until) {
+      run(cmd);
+      ++done;
+    }
+  };
+  std::thread a(worker), b(worker);
+  a.join();
+  b.join();
+  return static_cast<double>(done) / seconds;
+}
+
+cordon::Plan standard_plan(const std::string& workspace) {
+  cordon::Plan plan;
+  plan.policy = cordon::resolve_paths(cordon::load_preset("standard"),
+                                      {workspace, std::getenv("HOME") ? std::getenv("HOME") : "/"});
+  if (std::getenv("CORDON_BENCH_NO_TOTALS")) {  // diagnostic: rlimits only, no cgroup
+    plan.policy.limits.memory_mb.reset();
+    plan.policy.limits.max_processes.reset();
+  }
+  if (std::getenv("CORDON_BENCH_NETWORK")) plan.policy.network.allow = true;  // diagnostic
+  plan.requirements = cordon::derive_requirements(plan.policy);
+  plan.argv = {std::getenv("CORDON_BENCH_PROGRAM") ? std::getenv("CORDON_BENCH_PROGRAM")
+                                                   : "/bin/true"};
+  plan.workspace = workspace;
+  plan.env = {{"PATH", "/usr/local/bin:/usr/bin:/bin"}, {"LANG", "C.UTF-8"}};
+  plan.host_home = std::getenv("HOME") ? std::getenv("HOME") : "/";
+  plan.deadline = Clock::now() + std::chrono::seconds(60);
+  return plan;
+}
+
+// One fresh backend, one probe, one run: the work of a `cordon run` process.
+int once() {
+  cordon::landlock::LandlockBackend backend(cordon::BackendContext{"landlock", nullptr, "/tmp"});
+  NullSink sink;
+  auto t0 = Clock::now();
+  backend.probe();
+  auto t1 = Clock::now();
+  auto result = backend.run(standard_plan(std::filesystem::current_path()), sink);
+  auto t2 = Clock::now();
+  if (result.error) std::cerr << result.error->render() << "\n";
+  if (std::getenv("CORDON_BENCH_VERBOSE"))
+    std::cerr << "probe " << std::chrono::duration<double, std::milli>(t1 - t0).count()
+              << " ms, run " << std::chrono::duration<double, std::milli>(t2 - t1).count()
+              << " ms\n";
+  return result.error ? 125 : result.exit_code;
+}
+
+// Inside this process: the median cost of a probe (fresh backend) and of a run (probed one).
+void in_process(int runs) {
+  std::vector<double> probes, runs_ms, sandbox_cpu, parent_cpu, probe_cpu;
+  std::string ws = std::filesystem::current_path();
+  cordon::landlock::LandlockBackend warm(cordon::BackendContext{"landlock", nullptr, "/tmp"});
+  NullSink sink;
+  for (int i = 0; i < runs; ++i) {
+    cordon::landlock::LandlockBackend fresh(cordon::BackendContext{"landlock", nullptr, "/tmp"});
+    rusage p0{}, p1{}, c0{}, c1{};
+    getrusage(RUSAGE_SELF, &p0);
+    getrusage(RUSAGE_CHILDREN, &c0);
+    auto t0 = Clock::now();
+    fresh.probe();
+    auto t1 = Clock::now();
+    getrusage(RUSAGE_SELF, &p1);
+    getrusage(RUSAGE_CHILDREN, &c1);
+    auto us = [](const timeval& a, const timeval& b) {
+      return (b.tv_sec - a.tv_sec) * 1e3 + (b.tv_usec - a.tv_usec) / 1e3;
+    };
+    probe_cpu.push_back(us(p0.ru_utime, p1.ru_utime) + us(p0.ru_stime, p1.ru_stime) +
+                        us(c0.ru_utime, c1.ru_utime) + us(c0.ru_stime, c1.ru_stime));
+    rusage before{}, after{};
+    getrusage(RUSAGE_SELF, &before);
+    auto result = warm.run(standard_plan(ws), sink);
+    getrusage(RUSAGE_SELF, &after);
+    auto ms = [](const timeval& a, const timeval& b) {
+      return (b.tv_sec - a.tv_sec) * 1e3 + (b.tv_usec - a.tv_usec) / 1e3;
+    };
+    parent_cpu.push_back(ms(before.ru_utime, after.ru_utime) + ms(before.ru_stime, after.ru_stime));
+    sandbox_cpu.push_back(result.cpu_seconds.value_or(0) * 1e3);
+    if (result.error && i == 0) std::fprintf(stderr, "%s\n", result.error->render().c_str());
+    auto t2 = Clock::now();
+    probes.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+    runs_ms.push_back(std::chrono::duration<double, std::milli>(t2 - t1).count());
+  }
+  std::sort(probes.begin(), probes.end());
+  std::sort(runs_ms.begin(), runs_ms.end());
+  std::sort(sandbox_cpu.begin(), sandbox_cpu.end());
+  std::sort(probe_cpu.begin(), probe_cpu.end());
+  std::printf("in process: probe CPU %.2f ms (cordon + its throwaway child)\n",
+              probe_cpu[probe_cpu.size() / 2]);
+  std::sort(parent_cpu.begin(), parent_cpu.end());
+  std::printf(
+      "in process: probe %.2f ms, run of /bin/true %.2f ms wall, CPU %.2f ms in cordon + "
+      "%.2f ms in the sandbox (medians)\n",
+      probes[probes.size() / 2], runs_ms[runs_ms.size() / 2], parent_cpu[parent_cpu.size() / 2],
+      sandbox_cpu[sandbox_cpu.size() / 2]);
+}
+
+bool works(const Command& cmd) { return run(cmd) == 0; }
+
+void line(const char* name, Cost c, Cost bare, Cost bwrap) {
+  std::printf("%-30s %7.2f ms  x%5.2f bare  %5.2f of bwrap | CPU %6.2f ms  %5.2f of bwrap\n", name,
+              c.wall, c.wall / bare.wall, c.wall / bwrap.wall, c.cpu, c.cpu / bwrap.cpu);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int runs = 100;
+  double seconds = 3;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--once") return once();
+    if (a == "--in-process") {
+      in_process(argc > i + 1 ? std::atoi(argv[i + 1]) : 50);
+      return 0;
+    }
+    if (a == "--runs" && i + 1 < argc) runs = std::atoi(argv[++i]);
+    if (a == "--seconds" && i + 1 < argc) seconds = std::atof(argv[++i]);
+  }
+  std::string self = std::filesystem::canonical("/proc/self/exe");
+  Command bare{"/bin/true"};
+  Command unshare{"unshare", "-Urpfn", "--mount-proc", "true"};
+  Command bwrap{"bwrap", "--unshare-all", "--ro-bind", "/",     "/",
+                "--dev", "/dev",          "--proc",    "/proc", "true"};
+  Command api{self, "--once"};
+  Command cli{CORDON_CLI,  "run",      "--plugin-dir", CORDON_PLUGIN_DIR,
+              "--backend", "landlock", "--",           "/bin/true"};
+  std::printf("spawn cost, median of %d runs (this machine, uid %d)\n", runs, ::getuid());
+  Cost b = median_ms(bare, runs);
+  Cost w = works(bwrap) ? median_ms(bwrap, runs) : Cost{1, 1};
+  line("bare /bin/true", b, b, w);
+  if (works(unshare)) line("unshare -Urpfn --mount-proc", median_ms(unshare, runs), b, w);
+  if (works(bwrap)) line("bwrap --unshare-all", w, b, w);
+  if (!works(api)) {
+    std::printf("landlock via the C++ API: does not run here (see stderr)\n");
+    run({self, "--once"});
+    return 1;
+  }
+  line("landlock, C++ API process", median_ms(api, runs), b, w);
+  bool cli_ok = works(cli);
+  if (cli_ok) {
+    line("cordon run --backend landlock", median_ms(cli, runs), b, w);
+    line("  cordon version (CLI start)", median_ms({CORDON_CLI, "version"}, runs), b, w);
+  } else
+    std::printf("%-28s not measured: it does not run /bin/true here yet\n", "cordon run");
+  const Command& par = cli_ok ? cli : api;
+  std::printf("2 in parallel (%s): %.0f runs/s   (bwrap: %.0f runs/s)\n", cli_ok ? "cli" : "api",
+              parallel_rate(par, seconds), works(bwrap) ? parallel_rate(bwrap, seconds) : 0.0);
+  return 0;
+}

@@ -1,0 +1,35 @@
+// How `cordon run` shows a result: the --json object and the -v enforcement report.
+#pragma once
+
+#include <cordon/backend.hpp>
+#include <cordon/runner.hpp>
+
+#include <boost/json/object.hpp>
+
+#include <iosfwd>
+#include <string>
+
+namespace cordon::cli {
+
+/// Keeps the command's output for the --json object.
+class CollectSink final : public OutputSink {
+ public:
+  void write(Stream stream, std::string_view chunk) override;
+  std::string out, err;
+};
+
+/// Writes the command's output to cordon's own stdout and stderr as it arrives.
+class PassThroughSink final : public OutputSink {
+ public:
+  void write(Stream stream, std::string_view chunk) override;
+};
+
+/// The --json object: exit_code, signal, timed_out, stdout, stderr (base64 with
+/// stdout_base64 / stderr_base64 = true when not UTF-8), stdout_truncated, stderr_truncated,
+/// duration_ms, backend, report, notes, error.
+boost::json::object run_json(const RunOutcome& outcome, const CollectSink& output);
+
+/// The -v report: backend, duration, status, each requirement's mechanism and the notes.
+void print_report(const RunOutcome& outcome, std::ostream& err);
+
+}  // namespace cordon::cli

@@ -1,0 +1,72 @@
+// Shared option handling of the runtime verbs.
+#include "runtime_options.hpp"
+
+#include <pwd.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+#include <cordon/policy_loader.hpp>
+
+#include <cstdlib>
+#include <iostream>
+
+namespace cordon::cli {
+
+namespace fs = std::filesystem;
+
+void add_runtime_options(CLI::App* verb, RuntimeOptions& options) {
+  verb->add_option("--plugin-dir", options.plugin_dirs,
+                   "search DIR for plugins first (repeatable; then CORDON_PLUGIN_PATH)");
+  verb->add_option("--config", options.config,
+                   "configuration file with [plugins] pins and [backends] settings "
+                   "(default: $XDG_CONFIG_HOME/cordon/config.toml)");
+}
+
+std::unique_ptr<Registry> make_registry(const RuntimeOptions& options, Config& config) {
+  std::optional<fs::path> explicit_file;
+  if (options.config) explicit_file = *options.config;
+  config = load_config(explicit_file);
+  RegistryOptions ro;
+  for (const auto& d : options.plugin_dirs) ro.plugin_dirs.emplace_back(d);
+  ro.pins = config.pins;
+  ro.logger = spdlog::default_logger();
+  return std::make_unique<Registry>(std::move(ro));
+}
+
+fs::path host_home() {
+  if (const char* home = std::getenv("HOME"); home && *home == '/') return home;
+  if (const passwd* pw = ::getpwuid(::getuid()); pw && pw->pw_dir) return pw->pw_dir;
+  return "/";
+}
+
+fs::path workspace_of(const std::optional<std::string>& given) {
+  std::error_code ec;
+  fs::path ws = given ? fs::absolute(*given, ec) : fs::current_path(ec);
+  if (!ec) ws = fs::weakly_canonical(ws, ec);
+  if (ec || !fs::is_directory(ws, ec))
+    throw Error(code::kBadArgument,
+                "workspace '" + (given ? *given : ws.string()) + "' is not an existing directory",
+                "pass an existing directory to --workspace");
+  return ws;
+}
+
+Policy policy_of(const std::optional<std::string>& file, const fs::path& workspace) {
+  Policy policy = file ? load_policy_file(*file) : load_preset("standard");
+  return resolve_paths(std::move(policy), PathContext{workspace, host_home()});
+}
+
+void print_errors(const std::vector<Error>& errors) {
+  for (const auto& e : errors) std::cerr << e.render() << "\n";
+}
+
+void print_diagnostics(const Registry& registry, std::ostream& out,
+                       const std::optional<Error>& except) {
+  for (const auto& d : registry.diagnostics()) {
+    if (except && except->code() == d.error.code() && except->message() == d.error.message())
+      continue;
+    std::string text = d.error.render();
+    if (d.level == Diagnostic::Level::warning) text.replace(0, 5, "warning");
+    out << text << "\n";
+  }
+}
+
+}  // namespace cordon::cli

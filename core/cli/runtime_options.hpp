@@ -1,0 +1,51 @@
+// Options and helpers the runtime verbs (run, backends, explain) share.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <cordon/config.hpp>
+#include <cordon/error.hpp>
+#include <cordon/policy.hpp>
+#include <cordon/registry.hpp>
+
+#include <filesystem>
+#include <iosfwd>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cordon::cli {
+
+/// --plugin-dir DIR (repeatable) and --config FILE.
+struct RuntimeOptions {
+  std::vector<std::string> plugin_dirs;
+  std::optional<std::string> config;
+};
+
+/// Adds --plugin-dir and --config to `verb`.
+void add_runtime_options(CLI::App* verb, RuntimeOptions& options);
+
+/// The configuration (--config, else the default file) and a registry using its pins and
+/// the --plugin-dir directories. Throws ErrorList for a bad configuration.
+std::unique_ptr<Registry> make_registry(const RuntimeOptions& options, Config& config);
+
+/// The invoking user's home directory.
+std::filesystem::path host_home();
+
+/// The workspace: --workspace made absolute, or the current directory. Throws Error CRD4007
+/// when it is not an existing directory.
+std::filesystem::path workspace_of(const std::optional<std::string>& given);
+
+/// --policy FILE, or the `standard` preset, with paths resolved for `workspace`. Throws
+/// ErrorList.
+Policy policy_of(const std::optional<std::string>& file, const std::filesystem::path& workspace);
+
+/// Prints each error as "error[CODE]: ..." on stderr.
+void print_errors(const std::vector<Error>& errors);
+
+/// Prints the registry's diagnostics as "warning[CODE]: ..." / "error[CODE]: ..." lines, except
+/// one equal to `except` (already printed as the run's own error).
+void print_diagnostics(const Registry& registry, std::ostream& out,
+                       const std::optional<Error>& except = std::nullopt);
+
+}  // namespace cordon::cli

@@ -1,0 +1,77 @@
+// Running a command end to end: requirements, dispatch, settings, the plan, the run. The one
+// entry point the CLI, background jobs and the agent server share.
+#pragma once
+
+#include <cordon/backend.hpp>
+#include <cordon/dispatch.hpp>
+#include <cordon/export.hpp>
+#include <cordon/policy.hpp>
+#include <cordon/registry.hpp>
+#include <cordon/requirements.hpp>
+
+#include <boost/json/object.hpp>
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cordon {
+
+/// The baseline PATH of the granted environment.
+inline constexpr const char* kBaselinePath = "/usr/local/bin:/usr/bin:/bin";
+
+/// One command to run, with everything decided by the caller.
+struct Invocation {
+  Policy policy;                                  ///< resolved: presets, extends and paths applied
+  std::vector<std::string> argv;                  ///< checked by the caller (see command.hpp)
+  std::filesystem::path workspace;                ///< an existing directory, absolute
+  std::optional<Duration> timeout;                ///< replaces limits.timeout (--timeout)
+  std::optional<std::string> backend;             ///< the backend named by the caller
+  std::optional<std::string> stdin_data;          ///< nullopt: /dev/null
+  std::map<std::string, std::string> caller_env;  ///< where env.pass takes values from
+  std::filesystem::path host_home;                ///< the invoking user's home
+  boost::json::object config_backends;            ///< [backends] of the configuration file
+  bool shell_unsafe = false;        ///< argv is /bin/sh -c STRING by the caller's choice
+  std::shared_ptr<StopToken> stop;  ///< lets another thread stop the run (background jobs)
+};
+
+/// What happened to an invocation.
+struct RunOutcome {
+  RunResult result;           ///< result.error is set when cordon refused or failed
+  std::string backend;        ///< the backend that ran it; empty when none was chosen
+  Requirements requirements;  ///< what the backend had to prove
+  Decision decision;          ///< how the backend was chosen, or why none was
+};
+
+/// This process's environment as a map (the usual Invocation::caller_env).
+CORDON_API std::map<std::string, std::string> caller_environment();
+
+/// The granted environment, without HOME: PATH, LANG=C.UTF-8 and TZ=UTC as a baseline, then
+/// env.pass names present in `caller`, then env.set. Pure.
+CORDON_API std::map<std::string, std::string> granted_environment(
+    const Policy& policy, const std::map<std::string, std::string>& caller);
+
+/// Settings of backend `name`: the configuration's [backends.<name>] table, overridden key by
+/// key by the policy's. Pure.
+CORDON_API boost::json::object backend_settings(const Policy& policy,
+                                                const boost::json::object& config_backends,
+                                                const std::string& name);
+
+/// The registry's view of one backend, as dispatch wants it (loads and probes it).
+CORDON_API Candidate evaluate(Registry& registry, const std::string& name);
+
+/// Chooses a backend for `request`. Probes candidates in order and stops at the first that
+/// proves everything, unless `probe_all` (for `cordon explain`). `seen` receives every
+/// candidate evaluated.
+CORDON_API Decision choose_backend(Registry& registry, const DispatchRequest& request,
+                                   bool probe_all = false, std::vector<Candidate>* seen = nullptr);
+
+/// Derives the requirements, chooses the backend, validates its settings (CRD2015), builds the
+/// plan and runs it, streaming output to `sink`. Never throws: every failure is in
+/// outcome.result.error, and the CLI exit status is outcome.result.cli_status().
+CORDON_API RunOutcome run_invocation(Registry& registry, const Invocation& invocation,
+                                     OutputSink& sink);
+
+}  // namespace cordon

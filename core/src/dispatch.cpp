@@ -1,0 +1,150 @@
+// The dispatch decision. Pure: no I/O, no syscalls; the probes are the caller's business.
+#include <cordon/dispatch.hpp>
+#include <cordon/registry.hpp>
+
+#include <algorithm>
+
+namespace cordon {
+
+namespace {
+
+bool contains(const std::vector<std::string>& list, const std::string& name) {
+  return std::find(list.begin(), list.end(), name) != list.end();
+}
+
+const Candidate* lookup(const std::vector<Candidate>& candidates, const std::string& name) {
+  for (const auto& c : candidates)
+    if (c.name == name) return &c;
+  return nullptr;
+}
+
+std::string join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& i : items) out += (out.empty() ? "" : ", ") + i;
+  return out;
+}
+
+std::string of_policy(const DispatchRequest& req) {
+  return req.policy_name.empty() ? "" : " of policy '" + req.policy_name + "'";
+}
+
+std::string shortfall_lines(const Verdict& v, const std::string& pad) {
+  std::string out;
+  for (const auto& s : v.unproven)
+    out += "\n" + pad + s.requirement.id + " (" + s.requirement.clause + "): " + s.evidence;
+  return out;
+}
+
+std::string plural(std::size_t n, const char* word) {
+  return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
+}
+
+Error unknown_backend(const std::string& name, const std::vector<std::string>& known) {
+  return Error(
+      code::kUnknownBackend,
+      "no backend named '" + name + "' (known: " + (known.empty() ? "none" : join(known)) + ")",
+      "cordon backends lists every backend found and where it searched");
+}
+
+Error refuse_named(const DispatchRequest& req, const Verdict& v, const Candidate& c) {
+  if (c.error) return *c.error;
+  if (c.probe && !c.probe->available)
+    return Error(code::kBackendUnavailable,
+                 "backend '" + v.name + "' is not available here: " + c.probe->reason,
+                 "cordon backends shows what each backend needs");
+  return Error(code::kUnproven,
+               "backend '" + v.name + "' cannot prove " + plural(v.unproven.size(), "requirement") +
+                   of_policy(req) + ":" + shortfall_lines(v, "  "),
+               "cordon explain shows which backend proves them; otherwise relax the policy");
+}
+
+Error refuse_unnamed(const DispatchRequest& req, const std::vector<Verdict>& passed) {
+  std::string lines;
+  for (const auto& v : passed) lines += "\n" + describe(v, 2);
+  return Error(code::kUnproven,
+               "no backend proves every requirement" + of_policy(req) + ":" + lines,
+               "name one with --backend to see its evidence, or relax the policy");
+}
+
+}  // namespace
+
+const std::vector<std::string>& default_local_backends() {
+  static const std::vector<std::string> order = {"landlock", "seatbelt", "docker"};
+  return order;
+}
+
+bool is_remote_backend(const std::string& name) { return name == "ssh" || name == "e2b"; }
+
+CandidateOrder dispatch_order(const DispatchRequest& req) {
+  CandidateOrder out;
+  if (req.named) {
+    out.order.push_back(*req.named);
+    return out;
+  }
+  for (const auto& name : req.prefer) {
+    if (contains(out.order, name)) continue;
+    if (name == kNoneBackend)
+      out.skipped.emplace_back(name,
+                               "'none' isolates nothing and runs only when named (--backend none)");
+    else
+      out.order.push_back(name);
+  }
+  for (const auto& name : default_local_backends())
+    if (!contains(out.order, name)) out.order.push_back(name);
+  return out;
+}
+
+Verdict judge(const Requirements& requirements, const Candidate& c) {
+  Verdict v{c.name, false, {}, {}};
+  if (!c.installed) {
+    v.reason = "not installed (no cordon-backend-" + c.name + ".so on the plugin path)";
+  } else if (c.error) {
+    v.reason = "unusable: " + std::string(c.error->what()) + " [" + c.error->code() + "]";
+  } else if (!c.probe) {
+    v.reason = "not probed";
+  } else if (!c.probe->available) {
+    v.reason = "not available here: " + c.probe->reason;
+  } else {
+    for (const auto& r : requirements)
+      if (!c.probe->proves(r.id)) v.unproven.push_back({r, c.probe->evidence(r.id)});
+    if (v.unproven.empty())
+      v.satisfies = true;
+    else
+      v.reason = "cannot prove " + plural(v.unproven.size(), "requirement");
+  }
+  return v;
+}
+
+std::string describe(const Verdict& v, int indent) {
+  std::string pad(static_cast<std::size_t>(indent), ' ');
+  if (v.satisfies) return pad + v.name + ": proves every requirement";
+  if (v.unproven.empty()) return pad + v.name + ": " + v.reason;
+  return pad + v.name + " cannot prove:" + shortfall_lines(v, pad + "  ");
+}
+
+Decision decide(const DispatchRequest& req, const std::vector<Candidate>& candidates,
+                const std::vector<std::string>& known) {
+  Decision d;
+  auto order = dispatch_order(req);
+  for (const auto& [name, why] : order.skipped) d.passed_over.push_back({name, false, why, {}});
+  for (const auto& name : order.order) {
+    const Candidate* found = lookup(candidates, name);
+    Candidate absent{name, false, std::nullopt, std::nullopt};
+    const Candidate& c = found ? *found : absent;
+    Verdict v = judge(req.requirements, c);
+    if (v.satisfies) {
+      d.chosen = name;
+      return d;
+    }
+    if (req.named) {
+      d.refusal = c.installed ? refuse_named(req, v, c) : unknown_backend(name, known);
+      d.passed_over.push_back(std::move(v));
+      return d;
+    }
+    d.passed_over.push_back(std::move(v));
+  }
+  d.refusal = refuse_unnamed(req, d.passed_over);
+  return d;
+}
+
+}  // namespace cordon

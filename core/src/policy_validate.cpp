@@ -1,0 +1,92 @@
+// Checks across keys: settings that each look fine but together say two opposite things.
+#include "policy_keys.hpp"
+
+namespace cordon::detail {
+
+namespace {
+
+// `rest` ("", "/x/../y", "/../z") normalised under a root token: "", "/y", "/../z". A leading
+// ".." is kept: it leaves the root, and the token may stand for any directory.
+std::string rooted(std::string_view rest) {
+  while (!rest.empty() && rest.front() == '/') rest.remove_prefix(1);
+  std::string normal = normal_path(rest);
+  return normal == "." ? "" : "/" + normal;
+}
+
+// A path in a form that does not depend on `~` or `{workspace}` being expanded: the leading
+// token kept as it is, the rest lexically normalised, relative paths under `{workspace}`.
+std::string comparable(const std::string& path) {
+  if (path == "~" || path.rfind("~/", 0) == 0) return "~" + rooted(path.substr(1));
+  if (path.rfind("{workspace}", 0) == 0) return "{workspace}" + rooted(path.substr(11));
+  if (!path.empty() && path[0] == '/') return normal_path(path);
+  return "{workspace}" + rooted(path);
+}
+
+// True when `path` is `outer` or lies beneath it.
+bool within(const std::string& path, const std::string& outer) {
+  if (path == outer || outer == "/") return true;
+  return path.size() > outer.size() && path.compare(0, outer.size(), outer) == 0 &&
+         path[outer.size()] == '/';
+}
+
+Mark origin_mark(const Policy& policy, const std::string& key) {
+  auto it = policy.origins.find(key);
+  if (it == policy.origins.end()) return {};
+  return Mark{std::make_shared<const std::string>(it->second.file), it->second.line,
+              it->second.column};
+}
+
+void check_ports(const Policy& policy, Diagnostics& diag) {
+  if (!policy.network.allow) return;
+  for (const char* key : {"connect_ports", "bind_ports"}) {
+    const auto& ports = std::string(key) == "connect_ports" ? policy.network.connect_ports
+                                                            : policy.network.bind_ports;
+    if (ports.empty()) continue;
+    diag.add(code::kContradiction,
+             "'network.allow = true' opens the whole network, so 'network." + std::string(key) +
+                 "' would be ignored",
+             origin_mark(policy, std::string("network.") + key),
+             "remove the port lists, or set allow = false to open only those ports");
+  }
+}
+
+void check_paths(const Policy& policy, const std::vector<std::string>& granted, const char* key,
+                 const char* verb, Diagnostics& diag) {
+  std::vector<std::string> blocked;
+  for (const auto& b : policy.filesystem.blocked) blocked.push_back(comparable(b));
+  for (const auto& g : granted) {
+    const std::string path = comparable(g);
+    for (std::size_t i = 0; i < blocked.size(); ++i) {
+      if (!within(path, blocked[i])) continue;
+      diag.add(code::kContradiction,
+               "path '" + g + "' is both " + verb + " ('filesystem." + key + "') and blocked by '" +
+                   policy.filesystem.blocked[i] + "'",
+               origin_mark(policy, std::string("filesystem.") + key),
+               "remove it from one of the two lists");
+      break;
+    }
+  }
+}
+
+void check_programs(const Policy& policy, Diagnostics& diag) {
+  for (const auto& program : policy.process.allowed_commands) {
+    for (const auto& blocked : policy.process.blocked_commands) {
+      if (program != blocked) continue;
+      diag.add(code::kContradiction, "program '" + program + "' is both allowed and blocked",
+               origin_mark(policy, "process.allowed_commands"),
+               "remove it from one of the two lists");
+    }
+  }
+}
+
+}  // namespace
+
+void check_contradictions(const Policy& policy, Diagnostics& diag) {
+  check_ports(policy, diag);
+  check_paths(policy, policy.filesystem.write, "write", "writable", diag);
+  if (!policy.filesystem.read_host)
+    check_paths(policy, policy.filesystem.read, "read", "readable", diag);
+  check_programs(policy, diag);
+}
+
+}  // namespace cordon::detail

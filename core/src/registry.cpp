@@ -1,0 +1,212 @@
+// The registry: one slot per backend name, filled lazily — located, loaded, created, probed.
+#include <spdlog/spdlog.h>
+#include <cordon/backend_none.hpp>
+#include <cordon/plugin.hpp>
+#include <cordon/registry.hpp>
+
+#include <algorithm>
+#include <set>
+
+#include "discovery.hpp"
+#include "plugin_loader.hpp"
+
+namespace cordon {
+
+namespace fs = std::filesystem;
+
+struct Registry::Slot {
+  BackendEntry entry;
+  std::optional<detail::LoadedPlugin> plugin;
+  std::unique_ptr<Backend> backend;
+  bool load_tried = false;
+  bool create_tried = false;
+};
+
+CoreIdentity core_identity() { return {CORDON_PLUGIN_ABI, CORDON_TOOLCHAIN}; }
+
+bool valid_backend_name(const std::string& name) {
+  if (name.empty() || name.size() > 31) return false;
+  auto ok = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+  if (!ok(name.front())) return false;
+  return std::all_of(name.begin(), name.end(),
+                     [&ok](char c) { return ok(c) || c == '_' || c == '-'; });
+}
+
+Registry::Registry(RegistryOptions options) : options_(std::move(options)) {
+  search_path_ = detail::build_search_path(detail::gather_search_inputs(options_));
+  if (options_.builtin_none) {
+    auto slot = std::make_unique<Slot>();
+    slot->entry.name = kNoneBackend;
+    slot->entry.builtin = true;
+    slot->entry.loaded = true;
+    slot->entry.version = CORDON_VERSION;
+    slot->entry.toolchain = CORDON_TOOLCHAIN;
+    slots_.emplace(kNoneBackend, std::move(slot));
+  }
+}
+
+Registry::~Registry() = default;
+
+void Registry::warn(Error error, const fs::path& path) {
+  if (options_.logger) options_.logger->debug("{}", error.what());
+  diagnostics_.push_back({Diagnostic::Level::warning, std::move(error), path});
+}
+
+void Registry::fail(Slot& slot, Error error) {
+  if (options_.logger) options_.logger->debug("{}", error.what());
+  diagnostics_.push_back({Diagnostic::Level::error, error, slot.entry.path});
+  slot.entry.error = std::move(error);
+}
+
+namespace {
+
+Error shadowed(const std::string& name, const fs::path& winner, const fs::path& loser) {
+  std::string by =
+      winner.empty() ? "the built-in backend '" + name + "'" : "'" + winner.string() + "'";
+  return Error(
+      code::kPluginShadowed,
+      "plugin '" + loser.string() + "' is shadowed by " + by + " earlier on the search path",
+      "remove one of them, or order the plugin directories as intended");
+}
+
+}  // namespace
+
+// Finds one name by stat-ing its file name in each directory: no directory is listed and no
+// other plugin is loaded.
+Registry::Slot* Registry::locate(const std::string& name) {
+  if (auto it = slots_.find(name); it != slots_.end()) return it->second.get();
+  if (scanned_ || !valid_backend_name(name)) return nullptr;
+  check_named_dirs();
+  Slot* found = nullptr;
+  for (const auto& dir : search_path_) {
+    auto path = detail::plugin_in_dir(dir, name);
+    if (!path) continue;
+    if (found) {
+      warn(shadowed(name, found->entry.path, *path), *path);
+      continue;
+    }
+    auto slot = std::make_unique<Slot>();
+    slot->entry.name = name;
+    slot->entry.path = *path;
+    found = slot.get();
+    slots_.emplace(name, std::move(slot));
+  }
+  return found;
+}
+
+// A directory the caller named but that is missing is worth a warning even when nothing is
+// listed; scan_all() reports the same for every directory it reads.
+void Registry::check_named_dirs() {
+  if (dirs_checked_) return;
+  dirs_checked_ = true;
+  for (const auto& dir : search_path_) {
+    std::error_code ec;
+    if (!dir.must_exist || fs::is_directory(dir.path, ec)) continue;
+    diagnostics_.push_back({Diagnostic::Level::warning,
+                            Error(code::kPluginDir,
+                                  "cannot read plugin directory '" + dir.path.string() + "' (" +
+                                      dir.origin + "): " + (ec ? ec.message() : "not a directory"),
+                                  "check the path given to " + dir.origin),
+                            dir.path});
+  }
+}
+
+void Registry::scan_all() {
+  if (scanned_) return;
+  scanned_ = true;
+  std::set<fs::path> warned;
+  for (const auto& d : diagnostics_) warned.insert(d.path);
+  for (const auto& dir : search_path_) {
+    auto result = detail::scan_dir(dir);
+    for (auto& d : result.diagnostics)
+      if (warned.insert(d.path).second) diagnostics_.push_back(std::move(d));
+    for (const auto& file : result.files) {
+      auto [it, inserted] = slots_.try_emplace(file.name, nullptr);
+      if (inserted) {
+        it->second = std::make_unique<Slot>();
+        it->second->entry.name = file.name;
+        it->second->entry.path = file.path;
+      } else if (it->second->entry.path != file.path && warned.insert(file.path).second) {
+        warn(shadowed(file.name, it->second->entry.path, file.path), file.path);
+      }
+    }
+  }
+}
+
+void Registry::load(Slot& slot) {
+  if (slot.load_tried) return;
+  slot.load_tried = true;
+  if (slot.entry.builtin) {
+    if (!options_.pins.allows(slot.entry.name))
+      fail(slot, Error(code::kPluginNotAllowed,
+                       "backend '" + slot.entry.name + "' is not on the allow list",
+                       "add '" + slot.entry.name + "' to [plugins] allow to use it"));
+    return;
+  }
+  auto outcome = detail::load_plugin(slot.entry.path, slot.entry.name, options_.pins);
+  if (outcome.error) return fail(slot, *outcome.error);
+  slot.entry.loaded = true;
+  slot.entry.version = outcome.plugin->version;
+  slot.entry.toolchain = outcome.plugin->toolchain;
+  slot.plugin = outcome.plugin;
+}
+
+std::vector<std::string> Registry::names() {
+  scan_all();
+  std::vector<std::string> out;
+  for (const auto& [name, slot] : slots_) out.push_back(name);
+  return out;
+}
+
+void Registry::discover() {
+  scan_all();
+  for (auto& [name, slot] : slots_) load(*slot);
+}
+
+const BackendEntry* Registry::find(const std::string& name) {
+  Slot* slot = locate(name);
+  if (!slot) return nullptr;
+  load(*slot);
+  return &slot->entry;
+}
+
+std::vector<const BackendEntry*> Registry::entries() const {
+  std::vector<const BackendEntry*> out;
+  for (const auto& [name, slot] : slots_) out.push_back(&slot->entry);
+  return out;
+}
+
+Backend* Registry::backend(const std::string& name) {
+  Slot* slot = locate(name);
+  if (!slot) return nullptr;
+  load(*slot);
+  if (slot->entry.error) return nullptr;
+  if (slot->create_tried) return slot->backend.get();
+  slot->create_tried = true;
+  BackendContext ctx{name, options_.logger,
+                     options_.state_dir.empty() ? fs::path() : options_.state_dir / name};
+  if (slot->entry.builtin) {
+    slot->backend = make_none_backend(std::move(ctx));
+  } else {
+    std::optional<Error> error;
+    slot->backend = detail::create_backend(slot->plugin->factory, ctx, error);
+    if (error) fail(*slot, *error);
+  }
+  slot->entry.created = slot->backend != nullptr;
+  return slot->backend.get();
+}
+
+const ProbeResult* Registry::probe(const std::string& name) {
+  Backend* b = backend(name);
+  if (!b) return nullptr;
+  Slot& slot = *slots_.at(name);
+  if (slot.entry.error) return nullptr;
+  const ProbeResult& result = b->probe();
+  if (result.fault) {
+    fail(slot, *result.fault);
+    return nullptr;
+  }
+  return &result;
+}
+
+}  // namespace cordon

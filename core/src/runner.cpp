@@ -1,0 +1,138 @@
+// run_invocation: the stages of one run, each a small step that either continues or refuses.
+#include <cordon/runner.hpp>
+
+#include <unistd.h>
+
+#include <chrono>
+
+extern char** environ;
+
+namespace cordon {
+
+namespace fs = std::filesystem;
+
+std::map<std::string, std::string> caller_environment() {
+  std::map<std::string, std::string> env;
+  for (char** e = environ; e && *e; ++e) {
+    std::string_view kv(*e);
+    auto eq = kv.find('=');
+    if (eq != std::string_view::npos && eq > 0)
+      env.emplace(std::string(kv.substr(0, eq)), std::string(kv.substr(eq + 1)));
+  }
+  return env;
+}
+
+std::map<std::string, std::string> granted_environment(
+    const Policy& policy, const std::map<std::string, std::string>& caller) {
+  std::map<std::string, std::string> env = {
+      {"PATH", kBaselinePath}, {"LANG", "C.UTF-8"}, {"TZ", "UTC"}};
+  for (const auto& name : policy.env.pass)
+    if (auto it = caller.find(name); it != caller.end()) env[name] = it->second;
+  for (const auto& [name, value] : policy.env.set) env[name] = value;
+  env.erase("HOME");  // the backend decides HOME: private, or the host's when asked
+  return env;
+}
+
+boost::json::object backend_settings(const Policy& policy,
+                                     const boost::json::object& config_backends,
+                                     const std::string& name) {
+  boost::json::object settings;
+  if (auto* from_config = config_backends.if_contains(name);
+      from_config && from_config->is_object())
+    settings = from_config->as_object();
+  if (auto* from_policy = policy.backends.if_contains(name);
+      from_policy && from_policy->is_object())
+    for (const auto& kv : from_policy->as_object()) settings[kv.key()] = kv.value();
+  return settings;
+}
+
+Candidate evaluate(Registry& registry, const std::string& name) {
+  Candidate c{name, false, std::nullopt, std::nullopt};
+  const BackendEntry* entry = registry.find(name);
+  if (!entry) return c;
+  c.installed = true;
+  if (const ProbeResult* probe = registry.probe(name))
+    c.probe = *probe;
+  else
+    c.error = entry->error;
+  return c;
+}
+
+Decision choose_backend(Registry& registry, const DispatchRequest& request, bool probe_all,
+                        std::vector<Candidate>* seen) {
+  std::vector<Candidate> candidates;
+  for (const auto& name : dispatch_order(request).order) {
+    candidates.push_back(evaluate(registry, name));
+    if (!probe_all && judge(request.requirements, candidates.back()).satisfies) break;
+  }
+  // Only a refusal of an unknown name needs every name, and listing them loads nothing.
+  std::vector<std::string> known;
+  if (request.named && !candidates.front().installed) known = registry.names();
+  Decision d = decide(request, candidates, known);
+  if (seen) *seen = std::move(candidates);
+  return d;
+}
+
+namespace {
+
+RunOutcome refused(RunOutcome out, Error error) {
+  out.result.error = std::move(error);
+  return out;
+}
+
+std::optional<Error> check_workspace(const fs::path& workspace) {
+  std::error_code ec;
+  if (workspace.is_absolute() && fs::is_directory(workspace, ec)) return std::nullopt;
+  return Error(code::kBadArgument,
+               "workspace '" + workspace.string() + "' is not an existing absolute directory",
+               "pass an existing directory to --workspace");
+}
+
+std::optional<Error> check_settings(Backend& backend, const boost::json::object& settings) {
+  auto errors = backend.validate_settings(settings);
+  if (errors.empty()) return std::nullopt;
+  std::string text = errors.front().what();
+  for (std::size_t i = 1; i < errors.size(); ++i) text += "\n" + std::string(errors[i].what());
+  return Error(code::kBadSettings, text, errors.front().hint());
+}
+
+Plan plan_of(const Invocation& inv, Policy policy, Requirements reqs,
+             boost::json::object settings) {
+  Plan plan;
+  plan.env = granted_environment(policy, inv.caller_env);
+  if (policy.limits.timeout)
+    plan.deadline = std::chrono::steady_clock::now() + *policy.limits.timeout;
+  plan.policy = std::move(policy);
+  plan.requirements = std::move(reqs);
+  plan.argv = inv.argv;
+  plan.workspace = inv.workspace;
+  plan.stdin_data = inv.stdin_data;
+  plan.host_home = inv.host_home;
+  plan.settings = std::move(settings);
+  plan.shell_unsafe = inv.shell_unsafe;
+  plan.stop = inv.stop;
+  return plan;
+}
+
+}  // namespace
+
+RunOutcome run_invocation(Registry& registry, const Invocation& inv, OutputSink& sink) {
+  RunOutcome out;
+  Policy policy = inv.policy;
+  if (inv.timeout) policy.limits.timeout = inv.timeout;
+  out.requirements = derive_requirements(policy);
+  if (auto bad = check_workspace(inv.workspace)) return refused(std::move(out), *bad);
+  DispatchRequest request{out.requirements, inv.backend, policy.backend.prefer, policy.name};
+  out.decision = choose_backend(registry, request);
+  if (!out.decision.chosen) return refused(std::move(out), *out.decision.refusal);
+  out.backend = *out.decision.chosen;
+  Backend& backend = *registry.backend(out.backend);
+  auto settings = backend_settings(policy, inv.config_backends, out.backend);
+  if (auto bad = check_settings(backend, settings)) return refused(std::move(out), *bad);
+  // The deadline starts when the command does, not when probing started.
+  Plan plan = plan_of(inv, std::move(policy), out.requirements, std::move(settings));
+  out.result = backend.run(plan, sink);
+  return out;
+}
+
+}  // namespace cordon

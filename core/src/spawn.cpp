@@ -1,0 +1,288 @@
+// The caller's side of a supervised run: pipes, fork, streaming output, the report.
+#include "spawn.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "spawn_child.hpp"
+#include "spawn_guard.hpp"
+
+namespace cordon::detail {
+
+namespace {
+
+// Descriptors 0-2 are the command's to be: keep every pipe end above them.
+int lift(int fd) {
+  if (fd < 0 || fd > 2) return fd;
+  int moved = ::fcntl(fd, F_DUPFD_CLOEXEC, 3);
+  ::close(fd);
+  return moved;
+}
+
+bool make_pipe(int ends[2]) {
+  if (::pipe2(ends, O_CLOEXEC) != 0) return false;
+  ends[0] = lift(ends[0]);
+  ends[1] = lift(ends[1]);
+  return ends[0] >= 0 && ends[1] >= 0;
+}
+
+void close_fd(int& fd) {
+  if (fd >= 0) ::close(fd);
+  fd = -1;
+}
+
+// A write to a pipe whose reader is gone must not kill cordon: SIGPIPE is blocked in this
+// thread for the run, and a pending one is consumed before the mask is restored.
+class SigpipeGuard {
+ public:
+  SigpipeGuard() {
+    sigset_t pipe_only;
+    sigemptyset(&pipe_only);
+    sigaddset(&pipe_only, SIGPIPE);
+    ::pthread_sigmask(SIG_BLOCK, &pipe_only, &old_);
+  }
+  ~SigpipeGuard() {
+    sigset_t pipe_only;
+    sigemptyset(&pipe_only);
+    sigaddset(&pipe_only, SIGPIPE);
+    timespec zero{0, 0};
+    while (::sigtimedwait(&pipe_only, nullptr, &zero) == SIGPIPE) {
+    }
+    ::pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+  }
+
+ private:
+  sigset_t old_;
+};
+
+timespec monotonic_deadline(std::chrono::steady_clock::time_point deadline) {
+  auto left = deadline - std::chrono::steady_clock::now();
+  if (left < std::chrono::steady_clock::duration::zero()) left = {};
+  timespec t{};
+  ::clock_gettime(CLOCK_MONOTONIC, &t);
+  auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(left).count() + t.tv_nsec;
+  t.tv_sec += static_cast<time_t>(ns / 1000000000L);
+  t.tv_nsec = static_cast<long>(ns % 1000000000L);
+  return t;
+}
+
+struct Arrays {
+  std::vector<const char*> paths;
+  std::vector<char*> argv;
+  std::vector<char*> envp;
+};
+
+Arrays arrays_of(const SpawnSpec& spec) {
+  Arrays a;
+  for (const auto& p : spec.exec_paths) a.paths.push_back(p.c_str());
+  for (const auto& s : spec.argv) a.argv.push_back(const_cast<char*>(s.c_str()));
+  for (const auto& s : spec.env) a.envp.push_back(const_cast<char*>(s.c_str()));
+  a.paths.push_back(nullptr);
+  a.argv.push_back(nullptr);
+  a.envp.push_back(nullptr);
+  return a;
+}
+
+ChildPlan plan_of(const SpawnSpec& spec, const Arrays& a) {
+  ChildPlan p{};
+  p.exec_paths = a.paths.data();
+  p.argv = a.argv.data();
+  p.envp = a.envp.data();
+  p.cwd = spec.cwd.c_str();
+  p.rlimits = spec.rlimits.data();
+  p.rlimit_count = spec.rlimits.size();
+  p.has_deadline = spec.deadline.has_value();
+  if (spec.deadline) p.deadline = monotonic_deadline(*spec.deadline);
+  auto grace_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(spec.grace).count();
+  p.grace = timespec{static_cast<time_t>(grace_ns / 1000000000L), grace_ns % 1000000000L};
+  p.cordon = ::getpid();
+  p.guard = spec.guard;
+  return p;
+}
+
+// The pipes of one run; every descriptor is closed by the destructor.
+struct Pipes {
+  int out[2] = {-1, -1}, err[2] = {-1, -1}, status[2] = {-1, -1}, in[2] = {-1, -1};
+  bool open(bool with_stdin) {
+    if (!make_pipe(out) || !make_pipe(err) || !make_pipe(status)) return false;
+    if (with_stdin) return make_pipe(in);
+    in[0] = lift(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+    return in[0] >= 0;
+  }
+  ~Pipes() {
+    for (int* fd : {&out[0], &out[1], &err[0], &err[1], &status[0], &status[1], &in[0], &in[1]})
+      close_fd(*fd);
+  }
+};
+
+// Streams stdout and stderr to the sink and feeds stdin until the supervisor's report and both
+// streams are complete.
+class Pump {
+ public:
+  Pump(Pipes& p, const std::optional<std::string>& input, OutputSink& sink)
+      : p_(p), input_(input.value_or("")), sink_(sink) {
+    if (p_.in[1] >= 0) ::fcntl(p_.in[1], F_SETFL, O_NONBLOCK);
+    if (input_.empty()) close_fd(p_.in[1]);
+  }
+
+  void run(int supervisor_gone_ms) {
+    while (p_.out[0] >= 0 || p_.err[0] >= 0 || p_.status[0] >= 0) {
+      pollfd fds[4];
+      int n = 0;
+      for (int fd : {p_.out[0], p_.err[0], p_.status[0]})
+        if (fd >= 0) fds[n++] = {fd, POLLIN, 0};
+      if (p_.in[1] >= 0) fds[n++] = {p_.in[1], POLLOUT, 0};
+      // Once the supervisor is gone nothing can hold the pipes for long: stop waiting.
+      int timeout = p_.status[0] < 0 ? supervisor_gone_ms : -1;
+      int ready = ::poll(fds, static_cast<nfds_t>(n), timeout);
+      if (ready < 0 && errno == EINTR) continue;
+      if (ready <= 0) break;
+      for (int i = 0; i < n; ++i)
+        if (fds[i].revents) serve(fds[i].fd);
+    }
+  }
+  std::string report;
+
+ private:
+  void serve(int fd) {
+    if (fd == p_.in[1]) return feed();
+    char buf[65536];
+    ssize_t got = ::read(fd, buf, sizeof buf);
+    if (got < 0 && (errno == EINTR || errno == EAGAIN)) return;
+    if (got <= 0) {
+      close_fd(fd == p_.out[0] ? p_.out[0] : fd == p_.err[0] ? p_.err[0] : p_.status[0]);
+      return;
+    }
+    std::string_view chunk(buf, static_cast<std::size_t>(got));
+    if (fd == p_.status[0])
+      report.append(chunk);
+    else
+      sink_.write(fd == p_.out[0] ? Stream::out : Stream::err, chunk);
+  }
+
+  void feed() {
+    ssize_t put = ::write(p_.in[1], input_.data() + sent_, input_.size() - sent_);
+    if (put < 0 && (errno == EINTR || errno == EAGAIN)) return;
+    if (put > 0) sent_ += static_cast<std::size_t>(put);
+    if (put < 0 || sent_ == input_.size()) close_fd(p_.in[1]);  // done, or the reader is gone
+  }
+
+  Pipes& p_;
+  std::string input_;
+  std::size_t sent_ = 0;
+  OutputSink& sink_;
+};
+
+SpawnOutcome outcome_of(const std::string& bytes, int supervisor_status) {
+  SpawnOutcome out;
+  SupervisorReport r{};
+  if (bytes.size() != sizeof r) {
+    out.fault = "the supervisor process died before reporting (" +
+                std::string(WIFSIGNALED(supervisor_status)
+                                ? "signal " + std::to_string(WTERMSIG(supervisor_status))
+                                : "status " + std::to_string(WEXITSTATUS(supervisor_status))) +
+                ")";
+    return out;
+  }
+  std::memcpy(&r, bytes.data(), sizeof r);
+  if (r.magic != kReportMagic) {
+    out.fault = "the supervisor's report is malformed";
+    return out;
+  }
+  out.failed_stage = static_cast<SpawnStage>(r.stage);
+  out.error = r.error;
+  out.failed_item = r.item;
+  if (r.has_status) out.wait_status = r.status;
+  out.timed_out = r.timed_out != 0;
+  out.leftovers = r.leftovers;
+  out.cpu_seconds = static_cast<double>(r.cpu_usec) / 1e6;
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> exec_candidates(const std::string& program, const std::string& path_var) {
+  if (program.find('/') != std::string::npos) return {program};
+  std::vector<std::string> out;
+  std::string_view rest = path_var;
+  while (true) {
+    auto colon = rest.find(':');
+    std::string dir(rest.substr(0, colon));
+    out.push_back((dir.empty() ? "." : dir) + "/" + program);
+    if (colon == std::string_view::npos) break;
+    rest.remove_prefix(colon + 1);
+  }
+  return out;
+}
+
+SpawnOutcome spawn_supervised(const SpawnSpec& spec, OutputSink& sink) {
+  SigpipeGuard guard;
+  Pipes pipes;
+  SpawnOutcome failed;
+  if (!pipes.open(spec.stdin_data.has_value())) {
+    failed.fault = std::string("cannot create pipes: ") + std::strerror(errno);
+    return failed;
+  }
+  Arrays arrays = arrays_of(spec);
+  ChildPlan plan = plan_of(spec, arrays);
+  ChildFds fds{pipes.in[0],
+               pipes.out[1],
+               pipes.err[1],
+               pipes.status[1],
+               {pipes.out[0], pipes.err[0], pipes.status[0], pipes.in[1]}};
+  pid_t supervisor = ::fork();
+  if (supervisor < 0) {
+    failed.fault = std::string("cannot fork: ") + std::strerror(errno);
+    return failed;
+  }
+  if (supervisor == 0) run_supervisor(plan, fds);
+  for (int* fd : {&pipes.in[0], &pipes.out[1], &pipes.err[1], &pipes.status[1]}) close_fd(*fd);
+  Pump pump(pipes, spec.stdin_data, sink);
+  pump.run(200);
+  int status = 0;
+  while (::waitpid(supervisor, &status, 0) < 0 && errno == EINTR) {
+  }
+  return outcome_of(pump.report, status);
+}
+
+bool supervision_supported(std::string& evidence) {
+  GuardFilter guard;
+  bool built = build_guard(guard, ::getpid(), ::getpgrp());
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    if (::prctl(PR_SET_CHILD_SUBREAPER, 1) != 0 ||
+        ::access("/proc/thread-self/children", R_OK) != 0)
+      _exit(1);
+    if (!built || ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || install_guard(guard) != 0)
+      _exit(2);
+    _exit(::kill(::getppid(), 0) != 0 && errno == EPERM ? 0 : 3);
+  }
+  if (pid < 0) {
+    evidence = std::string("cannot fork to test supervision: ") + std::strerror(errno);
+    return false;
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  if (code == 0)
+    evidence =
+        "a child subreaper kills the whole process tree, setsid() escapees included; seccomp "
+        "keeps the command from signalling or re-limiting its supervisor";
+  else if (code == 1)
+    evidence = "PR_SET_CHILD_SUBREAPER or /proc/<pid>/task/<tid>/children is unavailable";
+  else
+    evidence =
+        "no seccomp guard here: the command could kill its supervisor and leave setsid() "
+        "children running";
+  return code == 0;
+}
+
+}  // namespace cordon::detail

@@ -1,0 +1,276 @@
+// The supervisor and the command, after fork(): raw system calls only (see spawn_child.hpp).
+#include "spawn_child.hpp"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "spawn.hpp"
+#include "spawn_guard.hpp"
+
+namespace cordon::detail {
+
+namespace {
+
+struct ExecFailure {
+  std::int32_t stage;
+  std::int32_t error;
+  std::int32_t item;
+};
+
+void write_all(int fd, const void* data, std::size_t size) {
+  auto* p = static_cast<const char*>(data);
+  while (size > 0) {
+    ssize_t n = ::write(fd, p, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    p += n;
+    size -= static_cast<std::size_t>(n);
+  }
+}
+
+[[noreturn]] void fail(int fd, SpawnStage stage, int error, int item, int status) {
+  ExecFailure f{static_cast<std::int32_t>(stage), error, item};
+  write_all(fd, &f, sizeof f);
+  _exit(status);
+}
+
+// Every descriptor from 3 up is closed by execve; the failure pipe stays usable until then.
+void cloexec_from_3() {
+#ifdef SYS_close_range
+  if (::syscall(SYS_close_range, 3u, ~0u, 4u /* CLOSE_RANGE_CLOEXEC */) == 0) return;
+#endif
+  rlimit rl{};
+  rlim_t top = ::getrlimit(RLIMIT_NOFILE, &rl) == 0 ? rl.rlim_cur : 1024;
+  if (top > 65536) top = 65536;
+  for (int fd = 3; fd < static_cast<int>(top); ++fd) ::fcntl(fd, F_SETFD, FD_CLOEXEC);
+}
+
+void default_signals() {
+  struct sigaction sa {};
+  sa.sa_handler = SIG_DFL;
+  for (int s = 1; s < NSIG; ++s) ::sigaction(s, &sa, nullptr);  // fails harmlessly for some
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+}
+
+// Like execvp over precomputed candidates: skip what is missing, remember a permission error.
+[[noreturn]] void exec_command(const ChildPlan& plan, int report_fd) {
+  int error = ENOENT;
+  bool denied = false;
+  for (auto* path = plan.exec_paths; *path; ++path) {
+    ::execve(*path, plan.argv, plan.envp);
+    error = errno;
+    if (error == EACCES) denied = true;
+    if (error != EACCES && error != ENOENT && error != ENOTDIR && error != ESTALE &&
+        error != ENODEV && error != ETIMEDOUT)
+      break;
+  }
+  if (denied && (error == ENOENT || error == ENOTDIR)) error = EACCES;
+  bool missing = error == ENOENT || error == ENOTDIR || error == ENAMETOOLONG;
+  fail(report_fd, SpawnStage::exec, error, 0, missing ? 127 : 126);
+}
+
+[[noreturn]] void become_command(const ChildPlan& plan, const ChildFds& fds, pid_t supervisor,
+                                 const GuardFilter* guard, int report_fd) {
+  ::setpgid(0, 0);
+  default_signals();
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() != supervisor) _exit(125);
+  ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+  if (::dup2(fds.in, 0) < 0 || ::dup2(fds.out, 1) < 0 || ::dup2(fds.err, 2) < 0)
+    fail(report_fd, SpawnStage::setup, errno, 0, 125);
+  if (::chdir(plan.cwd) != 0) fail(report_fd, SpawnStage::chdir, errno, 0, 125);
+  for (std::size_t i = 0; i < plan.rlimit_count; ++i) {
+    rlimit rl{plan.rlimits[i].second, plan.rlimits[i].second};
+    if (::setrlimit(plan.rlimits[i].first, &rl) != 0)
+      fail(report_fd, SpawnStage::rlimit, errno, plan.rlimits[i].first, 125);
+  }
+  if (guard)
+    if (int error = install_guard(*guard); error != 0)
+      fail(report_fd, SpawnStage::guard, error, 0, 125);
+  cloexec_from_3();
+  exec_command(plan, report_fd);
+}
+
+timespec now() {
+  timespec t{};
+  ::clock_gettime(CLOCK_MONOTONIC, &t);
+  return t;
+}
+
+bool before(const timespec& a, const timespec& b) {
+  return a.tv_sec < b.tv_sec || (a.tv_sec == b.tv_sec && a.tv_nsec < b.tv_nsec);
+}
+
+timespec minus(const timespec& a, const timespec& b) {
+  timespec d{a.tv_sec - b.tv_sec, a.tv_nsec - b.tv_nsec};
+  if (d.tv_nsec < 0) d.tv_sec -= 1, d.tv_nsec += 1000000000L;
+  return d;
+}
+
+timespec plus(const timespec& a, const timespec& b) {
+  timespec s{a.tv_sec + b.tv_sec, a.tv_nsec + b.tv_nsec};
+  if (s.tv_nsec >= 1000000000L) s.tv_sec += 1, s.tv_nsec -= 1000000000L;
+  return s;
+}
+
+// Sends `sig` to every child of this (single-threaded) process, as listed by the kernel.
+// Returns how many were listed.
+int signal_children(int sig) {
+  char path[64] = "/proc/self/task/";
+  char* p = path + 16;
+  char digits[16];
+  int n = 0;
+  for (long tid = ::syscall(SYS_gettid); tid > 0; tid /= 10) digits[n++] = char('0' + tid % 10);
+  while (n > 0) *p++ = digits[--n];
+  const char tail[] = "/children";
+  for (const char* t = tail; *t;) *p++ = *t++;
+  *p = '\0';
+  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  char buf[4096];
+  long pid = 0;
+  int count = 0;
+  for (ssize_t got; (got = ::read(fd, buf, sizeof buf)) > 0;) {
+    for (ssize_t i = 0; i < got; ++i) {
+      if (buf[i] >= '0' && buf[i] <= '9') {
+        pid = pid * 10 + (buf[i] - '0');
+      } else if (pid > 0) {
+        ::kill(static_cast<pid_t>(pid), sig);
+        ++count;
+        pid = 0;
+      }
+    }
+  }
+  if (pid > 0) ::kill(static_cast<pid_t>(pid), sig), ++count;
+  ::close(fd);
+  return count;
+}
+
+struct Tree {
+  pid_t command;
+  bool done = false;
+  int status = 0;
+  int reaped_after = 0;  // descendants reaped once the command had ended
+};
+
+// Reaps whatever has exited; returns false when there is no child left at all.
+bool reap(Tree& tree) {
+  for (;;) {
+    int status = 0;
+    pid_t pid = ::waitpid(-1, &status, WNOHANG);
+    if (pid == 0) return true;
+    if (pid < 0) return errno == EINTR ? true : false;
+    if (pid == tree.command) {
+      tree.done = true;
+      tree.status = status;
+    } else if (tree.done) {
+      ++tree.reaped_after;
+    }
+  }
+}
+
+// Waits for the command, a cancelling signal or the deadline (then SIGTERM, grace, give up).
+bool wait_command(const ChildPlan& plan, Tree& tree, const sigset_t& wake) {
+  bool timed_out = false;
+  timespec kill_at{};
+  for (;;) {
+    reap(tree);
+    if (tree.done) return timed_out;
+    timespec t = now(), left{};
+    bool bounded = timed_out || plan.has_deadline;
+    if (timed_out) {
+      if (!before(t, kill_at)) return true;
+      left = minus(kill_at, t);
+    } else if (plan.has_deadline) {
+      if (!before(t, plan.deadline)) {
+        timed_out = true;
+        ::kill(-tree.command, SIGTERM);
+        signal_children(SIGTERM);
+        kill_at = plus(t, plan.grace);
+        continue;
+      }
+      left = minus(plan.deadline, t);
+    }
+    siginfo_t info;
+    int sig = ::sigtimedwait(&wake, &info, bounded ? &left : nullptr);
+    if (sig > 0 && sig != SIGCHLD) return timed_out;  // cordon is gone or cancelled the run
+  }
+}
+
+// Kills the whole tree: every child of this subreaper, round after round, as orphans of killed
+// processes are reparented here, until no child is left.
+void kill_tree(Tree& tree, const sigset_t& wake) {
+  const timespec tick{0, 10 * 1000 * 1000};
+  while (true) {
+    signal_children(SIGKILL);
+    if (!reap(tree)) return;
+    siginfo_t info;
+    ::sigtimedwait(&wake, &info, &tick);
+  }
+}
+
+}  // namespace
+
+void run_supervisor(const ChildPlan& plan, const ChildFds& fds) {
+  for (int fd : fds.keep)
+    if (fd >= 0 && fd != fds.status) ::close(fd);
+  sigset_t all, wake;
+  sigfillset(&all);
+  ::sigprocmask(SIG_SETMASK, &all, nullptr);
+  sigemptyset(&wake);
+  for (int s : {SIGCHLD, SIGTERM, SIGHUP, SIGINT, SIGQUIT}) sigaddset(&wake, s);
+  SupervisorReport report{kReportMagic, 0, 0, 0, 0, 0, 0, 0, 0};
+  int failure_pipe[2];
+  pid_t me = ::getpid();
+  // Not dumpable: a process of the same user can neither ptrace this one nor write its memory.
+  GuardFilter guard;
+  bool ok = ::prctl(PR_SET_CHILD_SUBREAPER, 1) == 0 && ::prctl(PR_SET_PDEATHSIG, SIGTERM) == 0 &&
+            ::prctl(PR_SET_DUMPABLE, 0) == 0 && ::getppid() == plan.cordon &&
+            (!plan.guard || build_guard(guard, me, ::getpgrp())) &&
+            ::pipe2(failure_pipe, O_CLOEXEC) == 0;
+  pid_t command = ok ? ::fork() : -1;
+  if (command == 0) {
+    ::close(failure_pipe[0]);
+    become_command(plan, fds, me, plan.guard ? &guard : nullptr, failure_pipe[1]);
+  }
+  if (command < 0) {
+    report.stage = static_cast<int>(ok ? SpawnStage::fork : SpawnStage::setup);
+    report.error = ok ? errno : EINVAL;
+    write_all(fds.status, &report, sizeof report);
+    _exit(0);
+  }
+  ::close(failure_pipe[1]);
+  ::close(fds.in);
+  ::close(fds.out);
+  ::close(fds.err);
+  ExecFailure failure{0, 0, 0};
+  ssize_t got;
+  while ((got = ::read(failure_pipe[0], &failure, sizeof failure)) < 0 && errno == EINTR) {
+  }
+  ::close(failure_pipe[0]);
+  Tree tree{command};
+  report.timed_out = wait_command(plan, tree, wake) ? 1 : 0;
+  kill_tree(tree, wake);
+  rusage ru{};
+  ::getrusage(RUSAGE_CHILDREN, &ru);
+  report.cpu_usec = (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000LL + ru.ru_utime.tv_usec +
+                    ru.ru_stime.tv_usec;
+  if (got == static_cast<ssize_t>(sizeof failure)) {
+    report.stage = failure.stage;
+    report.error = failure.error;
+    report.item = failure.item;
+  }
+  report.has_status = tree.done ? 1 : 0;
+  report.status = tree.status;
+  report.leftovers = tree.reaped_after;
+  write_all(fds.status, &report, sizeof report);
+  _exit(0);
+}
+
+}  // namespace cordon::detail

@@ -1,0 +1,59 @@
+// The two forked processes of a supervised run (internal). Everything here runs after fork()
+// in a copy of a possibly multi-threaded process: only async-signal-safe system calls, no
+// allocation, no locks.
+#pragma once
+
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include <cstdint>
+#include <utility>
+
+namespace cordon::detail {
+
+/// The spec as raw pointers and plain values, ready before fork.
+struct ChildPlan {
+  const char* const* exec_paths;  ///< null-terminated
+  char* const* argv;              ///< null-terminated
+  char* const* envp;              ///< null-terminated
+  const char* cwd;
+  const std::pair<int, rlim_t>* rlimits;
+  std::size_t rlimit_count;
+  bool has_deadline;
+  timespec deadline;  ///< CLOCK_MONOTONIC
+  timespec grace;
+  pid_t cordon;  ///< the process that forked the supervisor
+  bool guard;    ///< install the seccomp guard of the supervisor (spawn_guard.hpp)
+};
+
+/// Descriptors of the run: the command's ends, and the ends the caller keeps (closed in the
+/// children). Every one is >= 3 and close-on-exec.
+struct ChildFds {
+  int in;       ///< the command's stdin
+  int out;      ///< the command's stdout
+  int err;      ///< the command's stderr
+  int status;   ///< the supervisor's report
+  int keep[4];  ///< the caller's ends; -1 when unused
+};
+
+/// The supervisor's report, written once in a single write() just before it exits.
+struct SupervisorReport {
+  std::uint32_t magic;
+  std::int32_t stage;  ///< SpawnStage
+  std::int32_t error;
+  std::int32_t item;
+  std::int32_t has_status;
+  std::int32_t status;
+  std::int32_t timed_out;
+  std::int32_t leftovers;
+  std::int64_t cpu_usec;
+};
+inline constexpr std::uint32_t kReportMagic = 0x63726431;  // "crd1"
+
+/// Becomes the subreaper of the command's tree, runs it, enforces the deadline, kills every
+/// descendant, reports and exits.
+[[noreturn]] void run_supervisor(const ChildPlan& plan, const ChildFds& fds);
+
+}  // namespace cordon::detail

@@ -1,0 +1,318 @@
+// cgroup discovery (by doing) and the per-run group.
+#include "cgroups.hpp"
+
+#include <cordon/error.hpp>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <sstream>
+#include <string_view>
+#include <thread>
+
+namespace cordon::landlock {
+
+namespace {
+
+std::string read_text(const std::string& path) {
+  std::string text;
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return text;
+  char buf[8192];
+  for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;)
+    text.append(buf, static_cast<std::size_t>(n));
+  ::close(fd);
+  return text;
+}
+
+// The `index`-th space-separated field of `line` (0-based).
+std::string_view field(std::string_view line, int index) {
+  std::size_t pos = 0;
+  for (int i = 0; i < index; ++i) {
+    pos = line.find(' ', pos);
+    if (pos == std::string_view::npos) return {};
+    ++pos;
+  }
+  return line.substr(pos, line.find(' ', pos) - pos);
+}
+
+bool write_text(const std::string& path, const std::string& text) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  int err = errno;
+  ::close(fd);
+  errno = err;
+  return ok;
+}
+
+void must_write(const std::string& path, const std::string& text) {
+  if (!write_text(path, text))
+    throw Error(code::kIsolationFailed,
+                "cgroup: cannot write '" + text + "' to '" + path + "': " + std::strerror(errno));
+}
+
+bool has_word(const std::string& list, const std::string& word) {
+  std::istringstream in(list);
+  std::string w;
+  while (in >> w)
+    if (w == word) return true;
+  return false;
+}
+
+// Mount points by filesystem type: "cgroup2" -> dir, "cgroup:<controller>" -> dir.
+struct Mounts {
+  std::string v2;
+  std::string memory, pids, cpu;
+};
+
+Mounts cgroup_mounts() {
+  Mounts m;
+  std::string text = read_text("/proc/self/mountinfo");
+  std::string_view all(text);
+  while (!all.empty()) {
+    std::string_view line = all.substr(0, all.find('\n'));
+    all.remove_prefix(std::min(all.size(), line.size() + 1));
+    auto dash = line.find(" - ");
+    if (dash == std::string_view::npos) continue;
+    std::string_view mnt = field(line.substr(0, dash), 4), post = line.substr(dash + 3);
+    std::string_view fstype = field(post, 0), options = field(post, 2);
+    if (fstype == "cgroup2" && m.v2.empty()) m.v2 = mnt;
+    if (fstype != "cgroup") continue;
+    std::string opts = "," + std::string(options) + ",";
+    if (opts.find(",memory,") != std::string::npos) m.memory = mnt;
+    if (opts.find(",pids,") != std::string::npos) m.pids = mnt;
+    if (opts.find(",cpu,") != std::string::npos) m.cpu = mnt;
+  }
+  return m;
+}
+
+// Our own group in each hierarchy: "" -> v2 path, "memory" -> v1 path, ... (/proc/self/cgroup
+// is read once per probe).
+std::string own_group(const std::string& controller) {
+  static thread_local std::string text;
+  if (controller.empty() || text.empty()) text = read_text("/proc/self/cgroup");
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    auto first = line.find(':');
+    auto second = line.find(':', first + 1);
+    if (first == std::string::npos || second == std::string::npos) continue;
+    std::string hierarchy = line.substr(0, first);
+    std::string controllers = line.substr(first + 1, second - first - 1);
+    std::string path = line.substr(second + 1);
+    if (controller.empty()
+            ? hierarchy == "0"
+            : ("," + controllers + ",").find("," + controller + ",") != std::string::npos)
+      return path;
+  }
+  return {};
+}
+
+std::string unique_name(const char* prefix) {
+  static std::atomic<unsigned> counter{0};
+  return std::string(prefix) + std::to_string(::getpid()) + "-" + std::to_string(counter++);
+}
+
+// Creates and removes a test group under `dir`; true when both worked.
+bool can_create(const std::string& dir, const char* file_expected) {
+  std::string test = dir + "/" + unique_name("cordon-probe-");
+  if (::mkdir(test.c_str(), 0755) != 0) return false;
+  bool ok = file_expected == nullptr || ::access((test + "/" + file_expected).c_str(), F_OK) == 0;
+  ::rmdir(test.c_str());
+  return ok;
+}
+
+// v2: the highest ancestor of our group that we own (root owns the whole tree), provided it
+// enables memory and pids for its children.
+bool probe_v2(const Mounts& m, uid_t euid, CgroupSupport& out) {
+  if (m.v2.empty()) return false;
+  std::string controllers = read_text(m.v2 + "/cgroup.controllers");
+  if (!has_word(controllers, "memory") || !has_word(controllers, "pids")) {
+    out.evidence = "cgroup v2 at " + m.v2 + " lacks the memory and pids controllers";
+    return false;
+  }
+  std::string base = m.v2;
+  if (euid != 0) {
+    std::string own = own_group("");
+    std::string walk = m.v2 + own;
+    base.clear();
+    while (walk.size() > m.v2.size()) {
+      struct stat st {};
+      if (::stat(walk.c_str(), &st) != 0 || st.st_uid != euid) break;
+      base = walk;
+      walk = walk.substr(0, walk.rfind('/'));
+    }
+    if (base.empty()) {
+      out.evidence = "cgroup v2: no subtree delegated to uid " + std::to_string(euid);
+      return false;
+    }
+  }
+  std::string parent = base + "/cordon";
+  if (::mkdir(parent.c_str(), 0755) != 0 && errno != EEXIST) return false;
+  bool cpu = has_word(read_text(parent + "/cgroup.controllers"), "cpu");
+  write_text(parent + "/cgroup.subtree_control", cpu ? "+memory +pids +cpu" : "+memory +pids");
+  if (!can_create(parent, "memory.max")) {
+    out.evidence = "cgroup v2: cannot create a group with memory.max under " + parent;
+    return false;
+  }
+  out.version = CgroupVersion::v2;
+  out.memory = out.pids = true;
+  out.cpu = cpu && can_create(parent, "cpu.max");
+  out.v2_dir = parent;
+  out.evidence = "cgroup v2 under " + parent;
+  return true;
+}
+
+// v1 groups have no delegation subtleties: a group can be made where the directory of the
+// controller's hierarchy is writable (each run makes its own and refuses if it cannot, so a
+// cheap check is enough here; the limit files exist in every group but the root).
+bool writable_v1(const std::string& dir) {
+  return !dir.empty() && ::access(dir.c_str(), W_OK | X_OK) == 0 &&
+         ::access((dir + "/cgroup.procs").c_str(), W_OK) == 0;
+}
+
+bool probe_v1(const Mounts& m, CgroupSupport& out) {
+  auto dir_for = [](const std::string& mnt, const char* controller) {
+    return mnt.empty() ? std::string() : mnt + own_group(controller);
+  };
+  std::string memory = dir_for(m.memory, "memory"), pids = dir_for(m.pids, "pids"),
+              cpu = dir_for(m.cpu, "cpu");
+  out.memory = writable_v1(memory);
+  out.pids = writable_v1(pids);
+  out.cpu = writable_v1(cpu);
+  if (!out.memory && !out.pids) {
+    out.evidence =
+        "no cgroup v1 memory or pids group can be created by uid " + std::to_string(::geteuid());
+    out.cpu = false;
+    return false;
+  }
+  out.version = CgroupVersion::v1;
+  out.memory_dir = memory;
+  out.pids_dir = pids;
+  out.cpu_dir = cpu;
+  std::string list = std::string(out.memory ? "memory " : "") + (out.pids ? "pids " : "") +
+                     (out.cpu ? "cpu " : "");
+  out.evidence =
+      "cgroup v1 (" + list.substr(0, list.size() - 1) + ") under " + (out.memory ? memory : pids);
+  return true;
+}
+
+}  // namespace
+
+CgroupSupport probe_cgroups(uid_t euid) noexcept {
+  CgroupSupport out;
+  try {
+    Mounts m = cgroup_mounts();
+    if (probe_v2(m, euid, out)) return out;
+    std::string v2_reason = out.evidence;
+    if (probe_v1(m, out)) return out;
+    if (!v2_reason.empty()) out.evidence = v2_reason + "; " + out.evidence;
+  } catch (...) {
+    out = CgroupSupport{};
+    out.evidence = "cgroup discovery failed";
+  }
+  return out;
+}
+
+SandboxCgroup::SandboxCgroup(const CgroupSupport& s, const CgroupLimits& limits)
+    : version_(s.version) {
+  try {
+    create(s, limits);
+  } catch (...) {
+    remove();  // a constructor that throws gets no destructor
+    throw;
+  }
+}
+
+void SandboxCgroup::create(const CgroupSupport& s, const CgroupLimits& limits) {
+  std::string name = unique_name("cordon-");
+  auto make = [](std::string& member, const std::string& dir) {
+    if (::mkdir(dir.c_str(), 0755) != 0)
+      throw Error(code::kIsolationFailed,
+                  "cgroup: cannot create '" + dir + "': " + std::strerror(errno));
+    member = dir;
+  };
+  if (version_ == CgroupVersion::v2) {
+    make(memory_, s.v2_dir + "/" + name);
+    if (limits.memory_bytes) {
+      must_write(memory_ + "/memory.max", std::to_string(*limits.memory_bytes));
+      write_text(memory_ + "/memory.swap.max", "0");
+    }
+    if (limits.max_tasks) must_write(memory_ + "/pids.max", std::to_string(*limits.max_tasks));
+    if (limits.cpu_percent)
+      must_write(memory_ + "/cpu.max", std::to_string(*limits.cpu_percent * 1000) + " 100000");
+    dir_fd_ = ::open(memory_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dir_fd_ < 0) throw Error(code::kIsolationFailed, "cgroup: cannot open '" + memory_ + "'");
+    return;
+  }
+  if (limits.memory_bytes) {
+    make(memory_, s.memory_dir + "/" + name);
+    must_write(memory_ + "/memory.limit_in_bytes", std::to_string(*limits.memory_bytes));
+    // Swap counts too when the kernel accounts it, so the limit cannot be dodged by swapping.
+    write_text(memory_ + "/memory.memsw.limit_in_bytes", std::to_string(*limits.memory_bytes));
+  }
+  if (limits.max_tasks) {
+    make(pids_, s.pids_dir + "/" + name);
+    must_write(pids_ + "/pids.max", std::to_string(*limits.max_tasks));
+  }
+  if (limits.cpu_percent) {
+    make(cpu_, s.cpu_dir + "/" + name);
+    must_write(cpu_ + "/cpu.cfs_period_us", "100000");
+    must_write(cpu_ + "/cpu.cfs_quota_us", std::to_string(*limits.cpu_percent * 1000));
+  }
+}
+
+SandboxCgroup::~SandboxCgroup() { remove(); }
+
+void SandboxCgroup::remove() noexcept {
+  if (dir_fd_ >= 0) ::close(dir_fd_);
+  dir_fd_ = -1;
+  for (const auto* dir : {&memory_, &pids_, &cpu_}) {
+    if (dir->empty()) continue;
+    // The last tasks may still be leaving the group for a moment after the init was reaped.
+    for (int attempt = 0; attempt < 200; ++attempt) {
+      if (::rmdir(dir->c_str()) == 0 || errno == ENOENT) break;
+      if (errno != EBUSY) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
+}
+
+void SandboxCgroup::attach(pid_t pid) const {
+  if (version_ != CgroupVersion::v1) return;
+  for (const auto* dir : {&memory_, &pids_, &cpu_})
+    if (!dir->empty()) must_write(*dir + "/cgroup.procs", std::to_string(pid));
+}
+
+std::optional<std::uint64_t> SandboxCgroup::peak_memory() const {
+  if (memory_.empty()) return std::nullopt;
+  std::string text = read_text(
+      memory_ + (version_ == CgroupVersion::v2 ? "/memory.peak" : "/memory.max_usage_in_bytes"));
+  if (text.empty()) return std::nullopt;
+  try {
+    return std::stoull(text);
+  } catch (...) {
+    return std::nullopt;
+  }
+}
+
+bool SandboxCgroup::memory_limit_hit() const {
+  if (memory_.empty()) return false;
+  if (version_ == CgroupVersion::v2) {
+    std::istringstream in(read_text(memory_ + "/memory.events"));
+    std::string key;
+    std::uint64_t value = 0;
+    while (in >> key >> value)
+      if ((key == "oom_kill" || key == "max") && value > 0) return true;
+    return false;
+  }
+  std::string failcnt = read_text(memory_ + "/memory.failcnt");
+  return !failcnt.empty() && failcnt != "0\n" && failcnt != "0";
+}
+
+}  // namespace cordon::landlock

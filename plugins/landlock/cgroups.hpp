@@ -1,0 +1,72 @@
+// Control groups for the sandbox's totals: memory, tasks, CPU share. cgroup v2 when cordon can
+// create a group in a subtree it owns (root, or a delegated user subtree); cgroup v1 memory,
+// pids and cpu when root on a hybrid host; otherwise none (limits.cpp falls back to rlimits).
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cordon::landlock {
+
+/// Which cgroup version is in force for sandboxes.
+enum class CgroupVersion { none, v1, v2 };
+
+/// What the probe found, with evidence.
+struct CgroupSupport {
+  CgroupVersion version = CgroupVersion::none;
+  bool memory = false;
+  bool pids = false;
+  bool cpu = false;
+  std::string memory_dir;  ///< v1: where sandbox groups are made, per controller
+  std::string pids_dir;
+  std::string cpu_dir;
+  std::string v2_dir;    ///< v2: the parent of sandbox groups (controllers enabled in it)
+  std::string evidence;  ///< what is in force, or why nothing is
+};
+
+/// Finds a usable hierarchy by creating (and removing) a test group. Never throws.
+CgroupSupport probe_cgroups(uid_t euid) noexcept;
+
+/// What a sandbox's group enforces; unset fields are not written.
+struct CgroupLimits {
+  std::optional<std::uint64_t> memory_bytes;
+  std::optional<std::uint64_t> max_tasks;
+  std::optional<std::uint64_t> cpu_percent;
+  bool empty() const { return !memory_bytes && !max_tasks && !cpu_percent; }
+};
+
+/// The group (or groups, one per v1 controller) of one run; removed when destroyed.
+class SandboxCgroup {
+ public:
+  /// Creates and configures the group. Throws cordon::Error (CRD1003).
+  SandboxCgroup(const CgroupSupport& support, const CgroupLimits& limits);
+  ~SandboxCgroup();
+  SandboxCgroup(const SandboxCgroup&) = delete;
+  SandboxCgroup& operator=(const SandboxCgroup&) = delete;
+
+  /// v2: a directory descriptor for clone3(CLONE_INTO_CGROUP); -1 with v1.
+  int clone_fd() const noexcept { return dir_fd_; }
+  /// v1: moves `pid` into every group. Throws cordon::Error (CRD1003).
+  void attach(pid_t pid) const;
+  /// Peak memory of the group, when the kernel reports it.
+  std::optional<std::uint64_t> peak_memory() const;
+  /// True when the memory limit killed or refused something.
+  bool memory_limit_hit() const;
+
+ private:
+  void create(const CgroupSupport& support, const CgroupLimits& limits);
+  /// Removes the groups (waiting briefly for the last tasks to leave).
+  void remove() noexcept;
+
+  CgroupVersion version_;
+  std::string memory_;  ///< group directories (v2: memory_ is the one group)
+  std::string pids_;
+  std::string cpu_;
+  int dir_fd_ = -1;
+};
+
+}  // namespace cordon::landlock

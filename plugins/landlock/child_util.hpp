@@ -1,0 +1,38 @@
+// Tiny string helpers that are safe in a child of a multi-threaded process (no allocation).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace cordon::landlock::child {
+
+/// Copies `src` into `dst` (size `cap`), always terminated; truncates.
+inline void copy(char* dst, std::size_t cap, const char* src) noexcept {
+  if (cap == 0) return;
+  std::size_t i = 0;
+  for (; src != nullptr && src[i] != '\0' && i + 1 < cap; ++i) dst[i] = src[i];
+  dst[i] = '\0';
+}
+
+/// Appends `src` to the terminated string in `dst`; truncates.
+inline void append(char* dst, std::size_t cap, const char* src) noexcept {
+  std::size_t len = 0;
+  while (len < cap && dst[len] != '\0') ++len;
+  if (len < cap) copy(dst + len, cap - len, src);
+}
+
+/// Decimal rendering of `value` into `buf`; returns `buf`.
+inline const char* format_uint(char* buf, std::size_t cap, std::uint64_t value) noexcept {
+  char tmp[24];
+  std::size_t n = 0;
+  do {
+    tmp[n++] = static_cast<char>('0' + value % 10);
+    value /= 10;
+  } while (value != 0 && n < sizeof tmp);
+  std::size_t i = 0;
+  for (; i < n && i + 1 < cap; ++i) buf[i] = tmp[n - 1 - i];
+  if (cap) buf[i] = '\0';
+  return buf;
+}
+
+}  // namespace cordon::landlock::child

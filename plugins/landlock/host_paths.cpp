@@ -1,0 +1,254 @@
+// Resolution of the policy's paths and program names on the host.
+#include "host_paths.hpp"
+
+#include <cordon/error.hpp>
+
+#include <dirent.h>
+#include <elf.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <set>
+
+#include "fd.hpp"
+
+namespace cordon::landlock {
+
+namespace fs = std::filesystem;
+
+const std::string& system_search_path() {
+  static const std::string path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+  return path;
+}
+
+namespace {
+
+// The canonical form of an existing path: what an O_PATH descriptor of it names (three system
+// calls, where resolving component by component costs one per component).
+std::optional<HostPath> existing(const std::string& path) {
+  UniqueFd fd(::open(path.c_str(), O_PATH | O_CLOEXEC));
+  if (!fd) return std::nullopt;
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) return std::nullopt;
+  char link[32];
+  std::snprintf(link, sizeof link, "/proc/self/fd/%d", fd.get());
+  char target[PATH_MAX];
+  ssize_t n = ::readlink(link, target, sizeof target - 1);
+  if (n > 0 && target[0] == '/')
+    return HostPath{std::string(target, static_cast<std::size_t>(n)), S_ISDIR(st.st_mode)};
+  std::error_code ec;
+  fs::path canonical = fs::canonical(path, ec);
+  if (ec) return std::nullopt;
+  return HostPath{canonical.string(), S_ISDIR(st.st_mode)};
+}
+
+// Records every symlink among the components of `lexical` (e.g. /bin -> usr/bin).
+void collect_links(const std::string& lexical, HostView& view) {
+  fs::path prefix;
+  for (const auto& part : fs::path(lexical)) {
+    prefix /= part;
+    struct stat st {};
+    if (prefix == "/" || ::lstat(prefix.c_str(), &st) != 0) continue;
+    if (!S_ISLNK(st.st_mode)) continue;
+    std::error_code ec;
+    auto target = fs::read_symlink(prefix, ec);
+    if (ec) continue;
+    std::pair<std::string, std::string> link{prefix.string(), target.string()};
+    if (std::find(view.links.begin(), view.links.end(), link) == view.links.end())
+      view.links.push_back(link);
+  }
+}
+
+void add_paths(const std::vector<std::string>& given, const char* what, std::vector<HostPath>& out,
+               HostView& view) {
+  for (const auto& p : given) {
+    auto found = existing(p);
+    if (!found) {
+      view.notes.push_back(std::string(what) + " path '" + p + "' does not exist: skipped");
+      continue;
+    }
+    collect_links(p, view);
+    if (std::find(out.begin(), out.end(), *found) == out.end()) out.push_back(*found);
+  }
+}
+
+void add_blocked(const std::vector<std::string>& given, HostView& view) {
+  for (const auto& p : given) {
+    auto found = existing(p);
+    if (!found) continue;  // nothing there to hide
+    struct stat st {};
+    if (!found->dir && ::stat(found->path.c_str(), &st) == 0 && st.st_nlink > 1)
+      view.notes.push_back("blocked file '" + found->path + "' has " + std::to_string(st.st_nlink) +
+                           " hard links: only this name is masked");
+    if (std::find(view.blocked.begin(), view.blocked.end(), *found) == view.blocked.end())
+      view.blocked.push_back(*found);
+  }
+}
+
+std::string env_path(const Plan& plan) {
+  auto it = plan.env.find("PATH");
+  return it != plan.env.end() ? it->second : std::string("/usr/local/bin:/usr/bin:/bin");
+}
+
+void add_programs(const std::vector<std::string>& names, const std::string& search,
+                  std::vector<std::string>& out, std::vector<std::string>* missing) {
+  for (const auto& name : names) {
+    auto files = resolve_program(name, search);
+    if (files.empty() && missing) missing->push_back(name);
+    for (auto& f : files)
+      if (std::find(out.begin(), out.end(), f) == out.end()) out.push_back(f);
+  }
+}
+
+// Adds the interpreters of the allowed programs (and theirs), so that they can start.
+void add_interpreters(std::vector<std::string>& programs) {
+  for (std::size_t i = 0; i < programs.size() && i < 64; ++i) {
+    auto interp = interpreter_of(programs[i]);
+    if (interp.empty()) continue;
+    auto found = existing(interp);
+    if (found && std::find(programs.begin(), programs.end(), found->path) == programs.end())
+      programs.push_back(found->path);
+  }
+}
+
+std::vector<RootEntry> root_entries() {
+  std::vector<RootEntry> entries;
+  DIR* dir = ::opendir("/");
+  if (dir == nullptr) return entries;
+  while (auto* e = ::readdir(dir)) {
+    std::string name = e->d_name;
+    if (name == "." || name == "..") continue;
+    struct stat st {};
+    std::string path = "/" + name;
+    if (::lstat(path.c_str(), &st) != 0) continue;
+    RootEntry entry{name, RootEntry::Kind::dir, {}};
+    if (S_ISLNK(st.st_mode)) {
+      entry.kind = RootEntry::Kind::symlink;
+      std::error_code ec;
+      entry.link_target = fs::read_symlink(path, ec).string();
+      if (ec) continue;
+    } else if (!S_ISDIR(st.st_mode)) {
+      entry.kind = RootEntry::Kind::file;
+    }
+    entries.push_back(std::move(entry));
+  }
+  ::closedir(dir);
+  std::sort(entries.begin(), entries.end(),
+            [](const RootEntry& a, const RootEntry& b) { return a.name < b.name; });
+  return entries;
+}
+
+bool is_root(const std::string& p) { return fs::path(p).lexically_normal() == "/"; }
+
+// With the network allowed, name resolution needs the file /etc/resolv.conf points to (on
+// systemd-resolved hosts, a file under /run), when /etc itself is readable.
+void add_resolver(HostView& view) {
+  auto target = existing("/etc/resolv.conf");
+  if (!target || target->path == "/etc/resolv.conf") return;
+  bool etc_readable = std::any_of(view.read.begin(), view.read.end(), [](const HostPath& p) {
+    return p.dir && (p.path == "/etc" || p.path == "/");
+  });
+  if (!etc_readable) return;
+  view.read.push_back(*target);
+  view.notes.push_back("network.allow: '" + target->path +
+                       "' (the target of /etc/resolv.conf) is readable for name resolution");
+}
+
+}  // namespace
+
+std::vector<std::string> resolve_program(const std::string& name, const std::string& search) {
+  std::vector<std::string> files;
+  auto consider = [&files](const std::string& candidate) {
+    struct stat st {};
+    if (::stat(candidate.c_str(), &st) != 0 || S_ISDIR(st.st_mode)) return;
+    auto found = existing(candidate);
+    if (found && !found->dir && std::find(files.begin(), files.end(), found->path) == files.end())
+      files.push_back(found->path);
+  };
+  if (name.find('/') != std::string::npos) {
+    consider(name);
+    return files;
+  }
+  std::size_t start = 0;
+  while (start <= search.size()) {
+    auto end = search.find(':', start);
+    if (end == std::string::npos) end = search.size();
+    auto dir = search.substr(start, end - start);
+    if (!dir.empty() && dir.front() == '/') consider(dir + "/" + name);
+    start = end + 1;
+  }
+  return files;
+}
+
+std::string interpreter_of(const std::string& file) {
+  UniqueFd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) return {};
+  char head[4096];
+  ssize_t n = ::pread(fd.get(), head, sizeof head, 0);
+  if (n >= 2 && head[0] == '#' && head[1] == '!') {
+    std::string line(head + 2, head + n);
+    line = line.substr(0, line.find('\n'));
+    auto begin = line.find_first_not_of(" \t");
+    if (begin == std::string::npos) return {};
+    auto end = line.find_first_of(" \t", begin);
+    return line.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
+  }
+  if (n < static_cast<ssize_t>(sizeof(Elf64_Ehdr)) || std::memcmp(head, ELFMAG, SELFMAG) != 0 ||
+      head[EI_CLASS] != ELFCLASS64)
+    return {};
+  Elf64_Ehdr eh;
+  std::memcpy(&eh, head, sizeof eh);
+  for (unsigned i = 0; i < eh.e_phnum && i < 64; ++i) {
+    Elf64_Phdr ph;
+    if (::pread(fd.get(), &ph, sizeof ph, static_cast<off_t>(eh.e_phoff + i * eh.e_phentsize)) !=
+        static_cast<ssize_t>(sizeof ph))
+      return {};
+    if (ph.p_type != PT_INTERP || ph.p_filesz == 0 || ph.p_filesz > 4096) continue;
+    std::string interp(ph.p_filesz, '\0');
+    if (::pread(fd.get(), interp.data(), ph.p_filesz, static_cast<off_t>(ph.p_offset)) !=
+        static_cast<ssize_t>(ph.p_filesz))
+      return {};
+    return interp.substr(0, interp.find('\0'));
+  }
+  return {};
+}
+
+HostView gather_host_view(const Plan& plan) {
+  HostView view;
+  const auto& fsys = plan.policy.filesystem;
+  auto ws = existing(plan.workspace.string());
+  if (!ws || !ws->dir)
+    throw Error(code::kBadArgument,
+                "workspace '" + plan.workspace.string() + "' is not an existing directory",
+                "create it or pass another --workspace");
+  view.workspace = *ws;
+  collect_links(plan.workspace.string(), view);
+  view.read_host = fsys.read_host || std::any_of(fsys.read.begin(), fsys.read.end(), is_root);
+  if (auto home = existing(plan.host_home.string()); home && home->dir) {
+    view.home = home->path;
+    view.home_exists = true;
+  } else {
+    view.home = plan.host_home.lexically_normal().string();
+  }
+  if (!view.read_host) add_paths(fsys.read, "read", view.read, view);
+  if (!view.read_host && plan.policy.network.allow) add_resolver(view);
+  add_paths(fsys.write, "write", view.write, view);
+  add_blocked(fsys.blocked, view);
+  std::string search = env_path(plan) + ":" + system_search_path();
+  add_programs(plan.policy.process.blocked_commands, search, view.blocked_exec, nullptr);
+  add_programs(plan.policy.process.allowed_commands, env_path(plan), view.allowed_exec,
+               &view.allowed_missing);
+  add_interpreters(view.allowed_exec);
+  if (view.read_host) view.root_entries = root_entries();
+  return view;
+}
+
+}  // namespace cordon::landlock

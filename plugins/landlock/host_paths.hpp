@@ -1,0 +1,62 @@
+// What the policy's paths are on this host: canonical, existing, file or directory; which
+// program files the blocked and allowed command names resolve to. Parent side; reads the host.
+#pragma once
+
+#include <cordon/backend.hpp>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace cordon::landlock {
+
+/// One existing host path, canonical (no symlink, no "..").
+struct HostPath {
+  std::string path;
+  bool dir = false;
+  bool operator==(const HostPath&) const = default;
+};
+
+/// A top-level entry of the host's "/" (read = "host" rebuilds the root from these).
+struct RootEntry {
+  std::string name;
+  enum class Kind { dir, file, symlink } kind = Kind::dir;
+  std::string link_target;  ///< for symlinks
+  bool operator==(const RootEntry&) const = default;
+};
+
+/// The policy's paths as they are on this host.
+struct HostView {
+  HostPath workspace;
+  std::string home;  ///< canonical when it exists, else as given
+  bool home_exists = false;
+  bool read_host = false;
+  std::vector<HostPath> read;             ///< filesystem.read (existing only)
+  std::vector<HostPath> write;            ///< filesystem.write (existing only)
+  std::vector<HostPath> blocked;          ///< filesystem.blocked (existing only), canonical targets
+  std::vector<std::string> blocked_exec;  ///< files the blocked commands resolve to
+  std::vector<std::string> allowed_exec;  ///< files the allowed commands resolve to, and their
+                                          ///< interpreters (PT_INTERP, #!)
+  std::vector<std::string> allowed_missing;  ///< allowed command names found nowhere
+  std::vector<RootEntry> root_entries;       ///< read_host only
+  /// Symlinks met while resolving the policy's paths (link path, link text), so that the
+  /// spellings of the policy (/bin/sh with /bin -> usr/bin) work inside.
+  std::vector<std::pair<std::string, std::string>> links;
+  std::vector<std::string> notes;  ///< paths skipped, hard links that cannot be masked
+};
+
+/// Resolves everything the layout and the ruleset need. Throws cordon::Error (CRD4007) when
+/// the workspace is not an existing directory.
+HostView gather_host_view(const Plan& plan);
+
+/// Every existing program file `name` resolves to: itself when it contains '/', else each
+/// match in `search_path` (":"-separated), canonical and without duplicates.
+std::vector<std::string> resolve_program(const std::string& name, const std::string& search_path);
+
+/// The ELF interpreter (PT_INTERP) of `file`, or the program of its "#!" line; empty if none.
+std::string interpreter_of(const std::string& file);
+
+/// The directories cordon searches for blocked programs besides PATH.
+const std::string& system_search_path();
+
+}  // namespace cordon::landlock

@@ -1,0 +1,293 @@
+// One run, stage by stage: resolve the host paths, choose the identity, plan the tree, the
+// ruleset, the limits and the filter; start the init; supervise; report.
+#include "landlock_backend.hpp"
+
+#include <cordon/capabilities.hpp>
+
+#include <spdlog/spdlog.h>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "cgroups.hpp"
+#include "host_paths.hpp"
+#include "idmap.hpp"
+#include "layout.hpp"
+#include "limits.hpp"
+#include "namespaces.hpp"
+#include "report.hpp"
+#include "ruleset.hpp"
+#include "settings.hpp"
+#include "spawn.hpp"
+#include "supervise.hpp"
+
+namespace cordon::landlock {
+
+namespace {
+
+constexpr std::size_t kCommandStack = 64 * 1024;
+
+Identity identity_for(const Plan& plan, const Settings& settings, RunResult& result) {
+  struct stat st {};
+  ::stat(plan.workspace.c_str(), &st);
+  IdentityInput in{::geteuid(), ::getegid(), st.st_uid, st.st_gid, settings, lookup_primary_gid};
+  if (in.euid != 0 && (settings.uid || settings.gid))
+    result.notes.push_back("backends.landlock.uid/gid ignored: cordon is not root");
+  return choose_identity(in);
+}
+
+bool ports_mode(const Network& net) {
+  return !net.allow && (!net.connect_ports.empty() || !net.bind_ports.empty());
+}
+
+// The environment: exactly the granted variables, and HOME.
+std::vector<std::string> environment(const Plan& plan, const Layout& layout) {
+  std::vector<std::string> env;
+  for (const auto& [key, value] : plan.env)
+    if (key != "HOME") env.push_back(key + "=" + value);
+  env.push_back("HOME=" + layout.home);
+  return env;
+}
+
+std::vector<char*> pointers(std::vector<std::string>& strings) {
+  std::vector<char*> out;
+  for (auto& s : strings) out.push_back(s.data());
+  out.push_back(nullptr);
+  return out;
+}
+
+Error exec_error(const ChildReport& r, const std::string& program) {
+  std::string what = r.detail;
+  if (r.err == ENOENT)
+    return Error(code::kNotFound, "program '" + program + "' not found in the sandbox",
+                 "the program must be in PATH and in a readable directory (filesystem.read)");
+  if (r.err == EACCES)
+    return Error(code::kNotExecutable, "'" + what + "' cannot be executed: permission denied",
+                 "the policy may block it (blocked_commands, allowed_commands) or it is not "
+                 "executable");
+  return Error(code::kNotExecutable, "'" + what + "' cannot be executed: " + std::strerror(r.err));
+}
+
+Error setup_error(const ChildReport& r, const Identity& identity) {
+  return Error(code::kIsolationFailed,
+               std::string("isolation could not be established: ") + r.mechanism + ": " + r.detail +
+                   ": " + std::strerror(r.err),
+               "the command did not run; the sandbox runs as host uid " +
+                   std::to_string(identity.uid) + " (" + identity.reason + ")");
+}
+
+void fill_outcome(const Outcome& out, const Plan& plan, const Identity& identity,
+                  const SandboxCgroup* cg, RunResult& result) {
+  if (out.failure && out.failure->kind == ChildReport::Kind::setup_failed) {
+    result.error = setup_error(*out.failure, identity);
+  } else if (out.failure) {
+    result.error = exec_error(*out.failure, plan.argv.front());
+    result.exit_code = out.failure->err == ENOENT ? 127 : 126;
+  } else if (out.timed_out) {
+    result.timed_out = true;
+    result.signal = SIGKILL;
+    result.notes.push_back("the deadline passed: every process of the sandbox was killed");
+  } else if (out.exited && WIFEXITED(out.wait_status)) {
+    result.exit_code = WEXITSTATUS(out.wait_status);
+  } else if (out.exited && WIFSIGNALED(out.wait_status)) {
+    result.signal = WTERMSIG(out.wait_status);
+  } else if (cg && cg->memory_limit_hit()) {
+    result.signal = SIGKILL;
+    result.notes.push_back("the sandbox was killed by its memory limit");
+  } else {
+    result.error = Error(code::kBackendFault, "the sandbox's init ended without a report");
+  }
+  if (cg && cg->memory_limit_hit() && !result.timed_out)
+    result.notes.push_back("the memory limit was reached");
+  result.cpu_seconds = static_cast<double>(out.usage.ru_utime.tv_sec + out.usage.ru_stime.tv_sec) +
+                       (out.usage.ru_utime.tv_usec + out.usage.ru_stime.tv_usec) / 1e6;
+  if (cg) result.peak_memory_bytes = cg->peak_memory();
+  if (!result.peak_memory_bytes)
+    result.peak_memory_bytes = static_cast<std::uint64_t>(out.usage.ru_maxrss) * 1024;
+}
+
+}  // namespace
+
+LandlockBackend::LandlockBackend(BackendContext context) : Backend(std::move(context)) {}
+
+const SeccompProgram& LandlockBackend::filter(const FilterOptions& options) {
+  std::size_t index = (options.no_subprocess ? 1 : 0) + (options.inet_stream_only ? 2 : 0);
+  std::lock_guard lock(filters_mutex_);
+  if (!filters_[index]) filters_[index] = std::make_unique<SeccompProgram>(build_filter(options));
+  return *filters_[index];
+}
+
+ProbeResult LandlockBackend::do_probe() noexcept {
+  try {
+    facts_ = gather_probe_facts(filter({}));
+    for (const auto& line : probe_result(facts_).facts) log().debug("landlock probe: {}", line);
+    return probe_result(facts_);
+  } catch (const std::exception& e) {
+    ProbeResult r;
+    r.reason = std::string("probe failed: ") + e.what();
+    return r;
+  }
+}
+
+std::vector<Error> LandlockBackend::do_validate_settings(
+    const boost::json::object& settings) noexcept {
+  try {
+    return landlock::validate_settings(settings);
+  } catch (const std::exception& e) {
+    return {Error(code::kBadSettings, std::string("cannot validate settings: ") + e.what())};
+  }
+}
+
+RunResult LandlockBackend::do_run(const Plan& plan, OutputSink& sink) noexcept {
+  RunResult result;
+  try {
+    execute(plan, sink, result);
+  } catch (const Error& e) {
+    result.error = e;
+  } catch (const std::exception& e) {
+    result.error = Error(code::kBackendFault, std::string("landlock backend: ") + e.what());
+  }
+  return result;
+}
+
+namespace {
+
+// Everything decided before the clone.
+struct Prepared {
+  HostView view;
+  Identity identity;
+  Layout layout;
+  RulesetPlan rules;
+  LimitsPlan limits;
+  bool ports = false;
+};
+
+Prepared prepare(const Plan& plan, const ProbeFacts& facts, RunResult& result) {
+  const Policy& policy = plan.policy;
+  Prepared p;
+  p.view = gather_host_view(plan);
+  p.identity = identity_for(plan, parse_settings(plan.settings), result);
+  LayoutOptions options;
+  options.home_private = policy.filesystem.home == HomeMode::private_home;
+  if (policy.limits.memory_mb) options.tmpfs_bytes = *policy.limits.memory_mb << 20;
+  p.layout = plan_layout(p.view, options);
+  p.ports = ports_mode(policy.network);
+  if (p.ports && facts.abi < 6 && requires_capability(plan.requirements, cap::ipc_isolate))
+    throw Error(code::kIsolationFailed,
+                "ipc.isolate with TCP ports needs Landlock ABI 6 (abstract unix socket scope)");
+  p.rules = plan_ruleset(facts.abi, p.view, p.layout, policy.network,
+                         !policy.process.allowed_commands.empty());
+  p.limits = plan_limits(policy.limits, {facts.cgroups, facts.nproc_per_userns});
+  return p;
+}
+
+// The memory the sandbox's processes read after the clone; it outlives them.
+struct ChildData {
+  std::vector<std::string> env, args, candidates;
+  std::vector<char*> envp, argv;
+  std::string uid_map, gid_map;
+  std::vector<int> trees;
+  std::vector<char> stack;
+
+  ChildData(const Plan& plan, const Prepared& p)
+      : env(environment(plan, p.layout)),
+        args(plan.argv),
+        candidates(exec_candidates(plan.argv.front(), plan.env.count("PATH")
+                                                          ? plan.env.at("PATH")
+                                                          : std::string("/usr/bin:/bin"))),
+        envp(pointers(env)),
+        argv(pointers(args)),
+        uid_map(p.identity.uid_map()),
+        gid_map(p.identity.gid_map()),
+        trees(p.layout.steps.size() + p.layout.devices.size(), -1),
+        stack(kCommandStack) {}
+};
+
+// The pipes of one run: cordon's ends and the sandbox's.
+struct Pipes {
+  Pipe out = make_pipe(), err = make_pipe(), report = make_pipe(), go = make_pipe(), input;
+
+  explicit Pipes(bool has_input) {
+    if (has_input)
+      input = make_pipe();
+    else
+      input.read.reset(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+    if (!input.read) throw Error(code::kIsolationFailed, "cannot open /dev/null");
+  }
+};
+
+ChildSpec make_spec(const Prepared& p, const Policy& policy, ChildData& d, const Pipes& pipes,
+                    int ruleset_fd, const SeccompProgram& program, bool v1) {
+  ChildSpec spec;
+  spec.go_fd = pipes.go.read.get();
+  spec.wait_for_maps = p.identity.parent_writes_maps;
+  spec.wait_for_cgroup = v1;
+  spec.self_maps = !p.identity.parent_writes_maps;
+  spec.uid_map = d.uid_map.c_str();
+  spec.gid_map = d.gid_map.c_str();
+  spec.uid = p.identity.uid;
+  spec.gid = p.identity.gid;
+  spec.drop_groups = p.identity.parent_writes_maps;
+  spec.unshare_cgroup = v1;
+  spec.loopback = !policy.network.allow && !p.ports;
+  spec.layout = &p.layout;
+  spec.trees = SourceTrees{d.trees.data(), d.trees.size()};
+  spec.ruleset_fd = ruleset_fd;
+  spec.ruleset = &p.rules;
+  spec.filter = &program;
+  spec.rlimits = &p.limits.rlimits;
+  spec.argv = d.argv.data();
+  spec.envp = d.envp.data();
+  spec.candidates = &d.candidates;
+  spec.stdin_fd = pipes.input.read.get();
+  spec.stdout_fd = pipes.out.write.get();
+  spec.stderr_fd = pipes.err.write.get();
+  spec.report_fd = pipes.report.write.get();
+  spec.stack = d.stack.data();
+  spec.stack_size = d.stack.size();
+  return spec;
+}
+
+}  // namespace
+
+void LandlockBackend::execute(const Plan& plan, OutputSink& sink, RunResult& result) {
+  if (!probe().available) throw Error(code::kBackendUnavailable, probe().reason);
+  if (auto errors = landlock::validate_settings(plan.settings); !errors.empty())
+    throw errors.front();
+  Prepared p = prepare(plan, facts_, result);
+  UniqueFd ruleset = create_ruleset(p.rules);
+  const SeccompProgram& program = filter({!plan.policy.process.allow_subprocess, p.ports});
+  std::unique_ptr<SandboxCgroup> cgroup;
+  if (!p.limits.cgroup.empty())
+    cgroup = std::make_unique<SandboxCgroup>(facts_.cgroups, p.limits.cgroup);
+  bool v1 = cgroup && cgroup->clone_fd() < 0;
+  ChildData data(plan, p);
+  Pipes pipes(plan.stdin_data.has_value());
+  ChildSpec spec = make_spec(p, plan.policy, data, pipes, ruleset.get(), program, v1);
+  std::uint64_t flags =
+      kSandboxNamespaces | (spec.loopback ? CLONE_NEWNET : 0) | (v1 ? 0 : CLONE_NEWCGROUP);
+  auto write_maps = [&data](pid_t pid) {
+    const char* failed = "";
+    if (int e = write_id_maps(pid, data.uid_map.c_str(), data.gid_map.c_str(), false, &failed))
+      throw Error(code::kIsolationFailed,
+                  std::string("user namespace: cannot write ") + failed + ": " + std::strerror(-e));
+  };
+  Started started =
+      start_sandbox(spec, flags, cgroup ? cgroup->clone_fd() : -1, pipes.go.write.get(), write_maps,
+                    [&cgroup](pid_t pid) { cgroup->attach(pid); });
+  for (auto* end : {&pipes.out.write, &pipes.err.write, &pipes.report.write, &pipes.input.read})
+    end->reset();
+  ParentEnds ends{std::move(pipes.out.read), std::move(pipes.err.read),
+                  std::move(pipes.report.read), std::move(pipes.input.write)};
+  Outcome outcome = supervise(started, ends, plan.stdin_data, plan.deadline, sink);
+  fill_outcome(outcome, plan, p.identity, cgroup.get(), result);
+  result.report =
+      enforcement_report({plan, p.view, p.layout, p.rules, p.limits, p.identity, spec.loopback});
+  for (auto& note : p.view.notes) result.notes.push_back(note);
+}
+
+}  // namespace cordon::landlock

@@ -1,0 +1,35 @@
+// The landlock backend: namespaces + Landlock + seccomp + cgroups/rlimits, no daemon, no root.
+#pragma once
+
+#include <cordon/backend.hpp>
+
+#include <array>
+#include <memory>
+#include <mutex>
+
+#include "probe.hpp"
+#include "seccomp.hpp"
+
+namespace cordon::landlock {
+
+/// The backend. One object serves any number of runs, from any threads.
+class LandlockBackend final : public Backend {
+ public:
+  explicit LandlockBackend(BackendContext context);
+
+ protected:
+  ProbeResult do_probe() noexcept override;
+  RunResult do_run(const Plan& plan, OutputSink& sink) noexcept override;
+  std::vector<Error> do_validate_settings(const boost::json::object& settings) noexcept override;
+
+ private:
+  /// The compiled filter for `options`, built once per process.
+  const SeccompProgram& filter(const FilterOptions& options);
+  void execute(const Plan& plan, OutputSink& sink, RunResult& result);
+
+  ProbeFacts facts_;
+  std::mutex filters_mutex_;
+  std::array<std::unique_ptr<SeccompProgram>, 4> filters_;
+};
+
+}  // namespace cordon::landlock

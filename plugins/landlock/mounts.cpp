@@ -1,0 +1,259 @@
+// The sandbox's tree, made by its init (async-signal-safe: system calls and stack buffers).
+#include "mounts.hpp"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "child_util.hpp"
+
+namespace cordon::landlock {
+
+namespace {
+
+constexpr const char* kMaskDir = "/.cordon-masks";
+
+bool fail(MountFailure& f, const char* step, const char* path) noexcept {
+  f.step = step;
+  f.path = path;
+  f.err = errno;
+  return false;
+}
+
+// mkdir -p of every component of `path` (not the last one when `parents_only`).
+int make_dirs(const char* path, bool parents_only) noexcept {
+  char buf[PATH_MAX];
+  child::copy(buf, sizeof buf, path);
+  std::size_t len = 0;
+  while (buf[len] != '\0') ++len;
+  std::size_t end = len;
+  if (parents_only) {
+    while (end > 0 && buf[end - 1] != '/') --end;
+    if (end > 0) --end;
+  }
+  for (std::size_t i = 1; i <= end; ++i) {
+    if (i != end && buf[i] != '/') continue;
+    char saved = buf[i];
+    buf[i] = '\0';
+    if (::mkdir(buf, 0755) != 0 && errno != EEXIST) return -1;
+    buf[i] = saved;
+  }
+  return 0;
+}
+
+int make_file(const char* path) noexcept {
+  int fd = ::open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (fd < 0) return errno == EEXIST ? 0 : -1;
+  ::close(fd);
+  return 0;
+}
+
+int attach(int tree, const char* target) noexcept {
+  return static_cast<int>(
+      ::syscall(SYS_move_mount, tree, "", AT_FDCWD, target, MOVE_MOUNT_F_EMPTY_PATH));
+}
+
+bool mount_root_tmpfs(const Layout& layout, MountFailure& f) noexcept {
+  char options[64] = "mode=0755";
+  if (layout.tmpfs_bytes != 0) {
+    char digits[24];
+    child::append(options, sizeof options, ",size=");
+    child::append(options, sizeof options,
+                  child::format_uint(digits, sizeof digits, layout.tmpfs_bytes));
+  }
+  // The host's /tmp serves as the mount point; everything bound from it was cloned before.
+  if (::mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, options) != 0)
+    return fail(f, "mount the root tmpfs", "/tmp");
+  if (::chdir("/tmp") != 0) return fail(f, "enter the root tmpfs", "/tmp");
+  if (::mkdir(".old", 0700) != 0) return fail(f, "mkdir", "/.old");
+  if (::syscall(SYS_pivot_root, ".", ".old") != 0) return fail(f, "pivot_root", "/");
+  if (::chdir("/") != 0) return fail(f, "chdir", "/");
+  return true;
+}
+
+bool make_dev(const Layout& layout, SourceTrees trees, MountFailure& f) noexcept {
+  if (::mkdir("/dev", 0755) != 0) return fail(f, "mkdir", "/dev");
+  std::size_t first = layout.steps.size();
+  char path[64];
+  for (std::size_t i = 0; i < layout.devices.size(); ++i) {
+    int tree = first + i < trees.count ? trees.fds[first + i] : -1;
+    if (tree < 0) continue;
+    child::copy(path, sizeof path, "/dev/");
+    child::append(path, sizeof path, layout.devices[i].c_str());
+    if (make_file(path) != 0) return fail(f, "create", layout.devices[i].c_str());
+    if (attach(tree, path) != 0) return fail(f, "bind device", layout.devices[i].c_str());
+  }
+  const char* links[][2] = {{"/proc/self/fd", "/dev/fd"},
+                            {"/proc/self/fd/0", "/dev/stdin"},
+                            {"/proc/self/fd/1", "/dev/stdout"},
+                            {"/proc/self/fd/2", "/dev/stderr"}};
+  for (auto& l : links)
+    if (::symlink(l[0], l[1]) != 0) return fail(f, "symlink", l[1]);
+  if (::mkdir("/dev/shm", 01777) != 0) return fail(f, "mkdir", "/dev/shm");
+  return true;
+}
+
+bool make_home(const Layout& layout, MountFailure& f) noexcept {
+  if (layout.home_kind != HomeKind::root_dir) return true;
+  const char* home = layout.home.c_str();
+  if (make_dirs(home, true) != 0) return fail(f, "mkdir", home);
+  if (::mkdir(home, 0700) != 0) return fail(f, "mkdir", home);
+  return true;
+}
+
+bool run_steps(const Layout& layout, SourceTrees trees, MountFailure& f) noexcept {
+  for (std::size_t i = 0; i < layout.steps.size(); ++i) {
+    const auto& s = layout.steps[i];
+    const char* target = s.target.c_str();
+    if (s.create_target) {
+      bool dir = s.kind == MountStep::Kind::home_tmpfs || s.dir;
+      if (make_dirs(target, !dir) != 0 || (!dir && make_file(target) != 0))
+        return fail(f, "create mount point", target);
+    }
+    if (s.kind == MountStep::Kind::home_tmpfs) {
+      if (::mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0700") != 0)
+        return fail(f, "mount the home tmpfs", target);
+    } else if (attach(trees.fds[i], target) != 0) {
+      return fail(f, "bind", target);
+    }
+  }
+  return true;
+}
+
+// The masks: an empty mode-000 directory "d" and file "f" on a tiny tmpfs, made read-only.
+// Detached (fsmount) where the kernel lets trees be cloned from a detached mount, which spares
+// an unmount (and its RCU grace period); else attached at kMaskDir and unmounted afterwards.
+int make_mask_source(bool detached) noexcept {
+  int base = -1;
+  if (detached) {
+    int fs = static_cast<int>(::syscall(SYS_fsopen, "tmpfs", FSOPEN_CLOEXEC));
+    if (fs < 0) return -1;
+    bool ok = ::syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "mode", "0700", 0) == 0 &&
+              ::syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "size", "4k", 0) == 0 &&
+              ::syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, nullptr, nullptr, 0) == 0;
+    base =
+        ok ? static_cast<int>(::syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC,
+                                        MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC))
+           : -1;
+    ::close(fs);
+  } else {
+    if (::mkdir(kMaskDir, 0700) != 0 ||
+        ::mount("tmpfs", kMaskDir, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                "mode=0700,size=4k") != 0)
+      return -1;
+    base = ::open(kMaskDir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  }
+  if (base < 0) return -1;
+  int f = ::openat(base, "f", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0);
+  if (f >= 0) ::close(f);  // a file open for writing would keep the mount from going read-only
+  mount_attr ro{};
+  ro.attr_set = MOUNT_ATTR_RDONLY;
+  if (::mkdirat(base, "d", 0) != 0 || f < 0 ||
+      ::syscall(SYS_mount_setattr, base, "", AT_EMPTY_PATH, &ro, sizeof ro) != 0) {
+    ::close(base);
+    return -1;
+  }
+  return base;
+}
+
+bool mask_blocked(const Layout& layout, MountFailure& f) noexcept {
+  if (layout.masks.empty()) return true;
+  bool detached = true;
+  int base = make_mask_source(true);
+  if (base >= 0) {
+    int probe =
+        static_cast<int>(::syscall(SYS_open_tree, base, "f", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC));
+    if (probe < 0) {
+      ::close(base);
+      base = -1;
+    } else {
+      ::close(probe);
+    }
+  }
+  if (base < 0) {
+    detached = false;
+    base = make_mask_source(false);
+    if (base < 0) return fail(f, "make the masks", kMaskDir);
+  }
+  for (const auto& m : layout.masks) {
+    struct stat st {};
+    if (::lstat(m.c_str(), &st) != 0 || S_ISLNK(st.st_mode)) continue;
+    int tree = static_cast<int>(::syscall(SYS_open_tree, base, S_ISDIR(st.st_mode) ? "d" : "f",
+                                          OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC));
+    bool ok = tree >= 0 && attach(tree, m.c_str()) == 0;
+    if (tree >= 0) ::close(tree);
+    if (!ok) return fail(f, "mask", m.c_str());
+  }
+  ::close(base);
+  if (!detached && (::umount2(kMaskDir, MNT_DETACH) != 0 || ::rmdir(kMaskDir) != 0))
+    return fail(f, "remove", kMaskDir);
+  return true;
+}
+
+bool make_symlinks(const Layout& layout, MountFailure& f) noexcept {
+  for (const auto& [path, text] : layout.symlinks) {
+    if (make_dirs(path.c_str(), true) != 0) return fail(f, "mkdir", path.c_str());
+    if (::symlink(text.c_str(), path.c_str()) != 0 && errno != EEXIST)
+      return fail(f, "symlink", path.c_str());
+  }
+  return true;
+}
+
+}  // namespace
+
+bool clone_sources(const Layout& layout, SourceTrees trees, MountFailure& f) noexcept {
+  if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
+    return fail(f, "make mounts private", "/");
+  for (std::size_t i = 0; i < trees.count; ++i) trees.fds[i] = -1;
+  for (std::size_t i = 0; i < layout.steps.size() && i < trees.count; ++i) {
+    const auto& s = layout.steps[i];
+    if (s.kind != MountStep::Kind::bind) continue;
+    int fd = static_cast<int>(::syscall(SYS_open_tree, AT_FDCWD, s.source.c_str(),
+                                        OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE));
+    if (fd < 0) return fail(f, "clone", s.source.c_str());
+    trees.fds[i] = fd;
+    mount_attr attr{};
+    attr.attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (s.writable ? 0 : MOUNT_ATTR_RDONLY);
+    if (::syscall(SYS_mount_setattr, fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof attr) != 0)
+      return fail(f, "set mount flags", s.source.c_str());
+  }
+  char path[64];
+  for (std::size_t i = 0; i < layout.devices.size(); ++i) {
+    std::size_t slot = layout.steps.size() + i;
+    if (slot >= trees.count) break;
+    child::copy(path, sizeof path, "/dev/");
+    child::append(path, sizeof path, layout.devices[i].c_str());
+    int fd = static_cast<int>(
+        ::syscall(SYS_open_tree, AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC));
+    if (fd < 0 && errno != ENOENT && errno != ENXIO) return fail(f, "clone device", path);
+    trees.fds[slot] = fd;
+  }
+  return true;
+}
+
+bool build_root(const Layout& layout, SourceTrees trees, MountFailure& f) noexcept {
+  ::umask(0);
+  if (!mount_root_tmpfs(layout, f)) return false;
+  if (layout.private_tmp && ::mkdir("/tmp", 01777) != 0) return fail(f, "mkdir", "/tmp");
+  if (!make_dev(layout, trees, f)) return false;
+  if (::mkdir("/proc", 0555) != 0) return fail(f, "mkdir", "/proc");
+  if (::mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) != 0)
+    return fail(f, "mount a fresh /proc", "/proc");
+  if (!make_home(layout, f) || !run_steps(layout, trees, f)) return false;
+  if (!mask_blocked(layout, f) || !make_symlinks(layout, f)) return false;
+  if (::umount2("/.old", MNT_DETACH) != 0) return fail(f, "detach the host's root", "/.old");
+  if (::rmdir("/.old") != 0) return fail(f, "rmdir", "/.old");
+  for (std::size_t i = 0; i < trees.count; ++i)
+    if (trees.fds[i] >= 0) ::close(trees.fds[i]);
+  ::umask(022);
+  if (::chdir(layout.workspace.c_str()) != 0)
+    return fail(f, "enter the workspace", layout.workspace.c_str());
+  return true;
+}
+
+}  // namespace cordon::landlock

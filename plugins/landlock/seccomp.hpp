@@ -1,0 +1,34 @@
+// The seccomp filter of a sandboxed command, compiled by libseccomp in cordon and loaded by
+// the child as plain BPF (no allocation after the clone).
+#pragma once
+
+#include <linux/filter.h>
+
+#include <string>
+#include <vector>
+
+namespace cordon::landlock {
+
+/// Variants of the filter.
+struct FilterOptions {
+  bool no_subprocess = false;     ///< process.allow_subprocess = false: no fork/vfork/clone
+  bool inet_stream_only = false;  ///< TCP ports mode: inet sockets only SOCK_STREAM + TCP
+  bool operator==(const FilterOptions&) const = default;
+};
+
+/// A compiled filter.
+struct SeccompProgram {
+  std::vector<sock_filter> code;
+};
+
+/// Compiles the filter for the native architecture; any other architecture (i386, x32) is
+/// killed. Throws cordon::Error (CRD1003) when libseccomp fails.
+SeccompProgram build_filter(const FilterOptions& options);
+
+/// Child side: loads `program` on the calling thread (no_new_privs must be set). 0 or -errno.
+int load_filter(const SeccompProgram& program) noexcept;
+
+/// The system calls the filter denies with EPERM, for the README and the report.
+const std::vector<std::string>& denied_syscalls();
+
+}  // namespace cordon::landlock

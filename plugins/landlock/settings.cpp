@@ -1,0 +1,92 @@
+// Validation of [backends.landlock]. Pure.
+#include "settings.hpp"
+
+#include <algorithm>
+#include <array>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cordon::landlock {
+
+namespace {
+
+constexpr std::array<std::string_view, 2> kKeys = {"uid", "gid"};
+constexpr std::int64_t kMaxId = 4294967294;  // (uid_t)-1 means "no change" to the kernel
+
+std::string key_path(std::string_view key) { return "backends.landlock." + std::string(key); }
+
+// The nearest valid key by edit distance, for "did you mean"; empty when nothing is close.
+std::string nearest_key(std::string_view key) {
+  std::string best;
+  std::size_t best_distance = 3;
+  for (auto candidate : kKeys) {
+    std::vector<std::size_t> row(candidate.size() + 1);
+    for (std::size_t j = 0; j < row.size(); ++j) row[j] = j;
+    for (std::size_t i = 1; i <= key.size(); ++i) {
+      std::size_t diagonal = row[0];
+      row[0] = i;
+      for (std::size_t j = 1; j <= candidate.size(); ++j) {
+        std::size_t up = row[j];
+        row[j] = std::min(
+            {row[j] + 1, row[j - 1] + 1, diagonal + (key[i - 1] == candidate[j - 1] ? 0 : 1)});
+        diagonal = up;
+      }
+    }
+    if (row.back() < best_distance) {
+      best_distance = row.back();
+      best = candidate;
+    }
+  }
+  return best;
+}
+
+// An id setting: an integer in 1..4294967294. Returns the error text, or empty when valid.
+std::string check_id(const boost::json::value& value) {
+  if (!value.is_int64() && !value.is_uint64()) return "must be an integer";
+  if (value.is_uint64() && value.get_uint64() > static_cast<std::uint64_t>(kMaxId))
+    return "must be at most " + std::to_string(kMaxId);
+  if (value.is_int64()) {
+    auto v = value.get_int64();
+    if (v == 0) return "must not be 0: the sandbox never runs as host root";
+    if (v < 0 || v > kMaxId) return "must be between 1 and " + std::to_string(kMaxId);
+  }
+  return {};
+}
+
+std::optional<std::uint32_t> id_value(const boost::json::value& value) {
+  if (!check_id(value).empty()) return std::nullopt;
+  return static_cast<std::uint32_t>(value.is_int64() ? value.get_int64() : value.get_uint64());
+}
+
+}  // namespace
+
+std::vector<Error> validate_settings(const boost::json::object& table) {
+  std::vector<Error> errors;
+  for (const auto& kv : table) {
+    std::string_view key = kv.key();
+    bool known = false;
+    for (auto k : kKeys) known = known || k == key;
+    if (!known) {
+      auto near = nearest_key(key);
+      errors.emplace_back(code::kBadSettings,
+                          "unknown setting '" + key_path(key) + "'" +
+                              (near.empty() ? "" : " (did you mean '" + near + "'?)"),
+                          "backend 'landlock' takes 'uid' and 'gid'");
+      continue;
+    }
+    if (auto problem = check_id(kv.value()); !problem.empty())
+      errors.emplace_back(code::kBadSettings, "'" + key_path(key) + "' " + problem,
+                          "give a host uid/gid such as 65534; it is used when cordon runs as root");
+  }
+  return errors;
+}
+
+Settings parse_settings(const boost::json::object& table) {
+  Settings settings;
+  if (const auto* v = table.if_contains("uid")) settings.uid = id_value(*v);
+  if (const auto* v = table.if_contains("gid")) settings.gid = id_value(*v);
+  return settings;
+}
+
+}  // namespace cordon::landlock

@@ -1,0 +1,58 @@
+// Cordon's side of a run: starting the sandbox's init, streaming its output, the deadline,
+// and collecting how it ended. When supervise() returns, no process of the sandbox is alive.
+#pragma once
+
+#include <cordon/backend.hpp>
+
+#include <sys/resource.h>
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "fd.hpp"
+#include "spawn.hpp"
+
+namespace cordon::landlock {
+
+/// The init, once started.
+struct Started {
+  pid_t pid = -1;
+  UniqueFd pidfd;
+};
+
+/// Clones the init with `flags` (into the cgroup `cgroup_fd` when >= 0); then, as the spec
+/// waits for them, runs `write_maps(pid)` and `attach(pid)` (v1 cgroups), writing a go byte
+/// after each. Throws cordon::Error (CRD1003); the init is killed and reaped if anything fails
+/// after the clone.
+Started start_sandbox(const ChildSpec& spec, std::uint64_t flags, int cgroup_fd, int go_write,
+                      const std::function<void(pid_t)>& write_maps,
+                      const std::function<void(pid_t)>& attach);
+
+/// Cordon's ends of the sandbox's pipes.
+struct ParentEnds {
+  UniqueFd out;     ///< the command's stdout
+  UniqueFd err;     ///< the command's stderr
+  UniqueFd report;  ///< ChildReport records
+  UniqueFd input;   ///< the command's stdin, when the plan gives data
+};
+
+/// How the sandbox ended.
+struct Outcome {
+  bool exited = false;                 ///< the init reported the command's status
+  int wait_status = 0;                 ///< that status
+  bool timed_out = false;              ///< the deadline passed and the init was killed
+  std::optional<ChildReport> failure;  ///< setup_failed or exec_failed, if any
+  int init_status = 0;                 ///< the init's own wait status
+  rusage usage{};                      ///< of the init and everything it reaped
+};
+
+/// Pumps output to `sink` as it arrives, feeds `input`, kills the init at `deadline`, and
+/// reaps the init once every stream is closed.
+Outcome supervise(Started& started, ParentEnds& ends, const std::optional<std::string>& input,
+                  std::optional<std::chrono::steady_clock::time_point> deadline, OutputSink& sink);
+
+}  // namespace cordon::landlock

@@ -1,0 +1,164 @@
+// Filesystem enforcement, both ways: reads, writes, blocked paths, blocked and allowed programs.
+#include <unistd.h>
+
+#include "support.hpp"
+
+using namespace cordon;
+using namespace cordon::landlock::test;
+
+namespace {
+
+// Runs `script`; returns its stdout (stderr is dropped).
+std::string sh(const Policy& policy, const TempDir& ws, const std::string& script,
+               const std::string& home = "/nonexistent-home") {
+  CaptureSink sink;
+  auto r = run_sh(policy, ws.path(), script, sink, home);
+  if (r.error) return "error: " + r.error->render();
+  return sink.out;
+}
+
+// "yes" when `command` succeeds, "no" otherwise, one line per command.
+std::string tries(std::initializer_list<std::string> commands) {
+  std::string script;
+  for (const auto& c : commands)
+    script += "if " + c + " >/dev/null 2>&1; then echo yes; else echo no; fi; ";
+  return script;
+}
+
+}  // namespace
+
+TEST_CASE("fs: reads are confined to the readable paths", "[userns][fs]") {
+  if (!sandbox_available()) return;
+  TempDir ws, outside("cordon-ll-outside-", 65534, host_area());
+  write_file(outside / "secret", "s3cret\n");
+  REQUIRE(::symlink((outside / "secret").c_str(), (ws / "link").c_str()) == 0);
+  auto policy = base_policy(ws.path(), "");
+  CHECK(
+      sh(policy, ws,
+         tries({"cat /etc/hostname", "cat " + (outside / "secret"), "ls " + outside.path().string(),
+                "cat link", "cat /usr/../" + (outside / "secret").substr(1), "ls /var",
+                "cat /proc/1/root" + (outside / "secret")})) == "yes\nno\nno\nno\nno\nno\nno\n");
+  auto root = sh(policy, ws, "ls /");
+  CHECK(root.find("usr\n") != std::string::npos);
+  for (auto absent : {"var\n", "root\n", "srv\n", "boot\n", "sys\n"})
+    CHECK(root.find(absent) == std::string::npos);
+  SECTION("the same path becomes readable when granted") {
+    policy.filesystem.read.push_back(outside.path().string());
+    CHECK(sh(policy, ws, "cat link") == "s3cret\n");
+  }
+}
+
+TEST_CASE("fs: writes are confined to the writable paths", "[userns][fs]") {
+  if (!sandbox_available()) return;
+  TempDir ws, area("cordon-ll-area-", 65534, host_area());
+  write_file(area / "file", "keep\n");
+  auto policy = base_policy(ws.path(), "");
+  policy.filesystem.read.push_back(area.path().string());
+  auto a = area.path().string();
+  CHECK(sh(policy, ws,
+           tries({"echo x > new", "mkdir d", "mv new d/", "rm -r d", "echo x > " + a + "/new",
+                  "echo x >> " + a + "/file", "true > " + a + "/file", "rm " + a + "/file",
+                  "chmod 777 " + a + "/file", "mkdir " + a + "/d", "ln -s x " + a + "/l",
+                  "touch /etc/x"})) == "yes\nyes\nyes\nyes\nno\nno\nno\nno\nno\nno\nno\nno\n");
+  CHECK(read_file(area / "file") == "keep\n");
+  SECTION("read = host: still no writes outside the writable paths") {
+    policy.filesystem.read_host = true;
+    CHECK(sh(policy, ws, tries({"echo x > ok", "echo x > " + a + "/new", "cat " + a + "/file"})) ==
+          "yes\nno\nyes\n");
+  }
+  SECTION("granting the path as writable allows it") {
+    policy.filesystem.write.push_back(a);
+    CHECK(sh(policy, ws, tries({"echo x > " + a + "/new"})) == "yes\n");
+  }
+}
+
+TEST_CASE("fs: blocked paths are unreadable, unlistable, unexecutable, even with read = host",
+          "[userns][fs]") {
+  if (!sandbox_available()) return;
+  TempDir ws, secrets("cordon-ll-secrets-", 65534, host_area());
+  std::filesystem::create_directory(secrets / "keys");
+  write_file(secrets / "keys/id", "private key\n");
+  write_file(secrets / "token", "tok\n");
+  write_file(secrets / "tool", "#!/bin/sh\necho ran\n", 0755);
+  write_file(secrets / "ok", "fine\n");
+  write_file(ws / "blocked-in-ws", "ws secret\n");
+  if (is_root())
+    for (auto f : {"keys", "keys/id", "token", "tool", "ok"})
+      (void)!::chown((secrets / f).c_str(), 65534, 65534);
+  REQUIRE(::symlink((secrets / "token").c_str(), (ws / "alias").c_str()) == 0);
+  auto policy = base_policy(ws.path(), "");
+  auto s = secrets.path().string();
+  policy.filesystem.blocked = {s + "/keys", s + "/token", s + "/tool", ws / "blocked-in-ws"};
+  const std::string attempts =
+      tries({"cat " + s + "/ok", "cat " + s + "/token", "cat alias", "ls " + s + "/keys",
+             "cat " + s + "/keys/id", s + "/tool", "cat /proc/self/root" + s + "/token",
+             "cat blocked-in-ws", "cp " + s + "/token copy"});
+  const std::string expected = "yes\nno\nno\nno\nno\nno\nno\nno\nno\n";
+  SECTION("read = host") {
+    policy.filesystem.read_host = true;
+    CHECK(sh(policy, ws, attempts) == expected);
+  }
+  SECTION("confined reads that include the blocked paths' directory") {
+    policy.filesystem.read.push_back(s);
+    CHECK(sh(policy, ws, attempts) == expected);
+  }
+  SECTION("the masks cannot be removed, replaced or opened up") {
+    policy.filesystem.read_host = true;
+    CHECK(sh(policy, ws,
+             tries({"umount " + s + "/token", "chmod 644 blocked-in-ws", "rm blocked-in-ws",
+                    "mv blocked-in-ws x", "echo x > blocked-in-ws", "touch " + s + "/keys/new"})) ==
+          "no\nno\nno\nno\nno\nno\n");
+    CHECK(read_file(ws / "blocked-in-ws") == "ws secret\n");
+  }
+}
+
+TEST_CASE("fs: blocked programs cannot be executed under any name", "[userns][fs]") {
+  if (!sandbox_available()) return;
+  TempDir ws, bin("cordon-ll-bin-");
+  write_file(bin / "mytool", "#!/bin/sh\necho mytool\n", 0755);
+  write_file(bin / "other", "#!/bin/sh\necho other\n", 0755);
+  REQUIRE(::symlink("mytool", (bin / "mytool-alias").c_str()) == 0);
+  auto policy = base_policy(ws.path(), "");
+  policy.filesystem.read.push_back(bin.path().string());
+  policy.process.blocked_commands = {"mytool", "su"};
+  CaptureSink sink;
+  auto plan =
+      make_plan(policy, ws.path(),
+                {"/bin/sh", "-c",
+                 tries({"other", "mytool", bin / "mytool", "mytool-alias", "sh " + bin / "mytool",
+                        "cp " + bin / "mytool" + " x", "su -c true"})});
+  plan.env["PATH"] = bin.path().string() + ":/usr/bin:/bin";
+  auto r = backend().run(plan, sink);
+  CHECK(r.exit_code == 0);
+  CHECK(sink.out == "yes\nno\nno\nno\nno\nno\nno\n");
+  SECTION("and the same program runs when it is not blocked") {
+    plan.policy.process.blocked_commands = {"su"};
+    plan.requirements = derive_requirements(plan.policy);
+    CaptureSink again;
+    backend().run(plan, again);
+    CHECK(again.out.substr(0, 8) == "yes\nyes\n");
+  }
+}
+
+TEST_CASE("fs: with allowed_commands nothing else executes", "[userns][fs]") {
+  if (!sandbox_available()) return;
+  TempDir ws;
+  auto policy = base_policy(ws.path(), "");
+  policy.process.allowed_commands = {"sh", "cat"};
+  CHECK(sh(policy, ws, tries({"cat /etc/hostname", "ls /", "/usr/bin/id"})) == "yes\nno\nno\n");
+  policy.process.allowed_commands = {"sh", "cat", "ls"};
+  CHECK(sh(policy, ws, tries({"ls /"})) == "yes\n");
+}
+
+TEST_CASE("fs: /proc shows only the sandbox's processes", "[userns][fs]") {
+  if (!sandbox_available()) return;
+  TempDir ws;
+  auto policy = base_policy(ws.path(), "");
+  auto me = std::to_string(::getpid());
+  auto out = sh(policy, ws,
+                "ls /proc | grep -c '^[0-9]*$'; " +
+                    tries({"test -e /proc/" + me, "kill -0 " + me, "kill -0 1"}));
+  // The init, the shell, ls and grep at most; the host's processes are not there.
+  CHECK(std::stoi(out) <= 4);
+  CHECK(out.substr(out.find('\n') + 1) == "no\nno\nno\n");
+}

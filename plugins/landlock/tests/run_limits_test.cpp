@@ -1,0 +1,194 @@
+// Limits and lifecycle, both ways: rlimits, task and memory totals, the deadline, survivors.
+#include <cordon/capabilities.hpp>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <thread>
+
+#include "support.hpp"
+
+using namespace cordon;
+using namespace cordon::landlock::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+Policy with_tool(const TempDir& ws) {
+  auto p = base_policy(ws.path(), "");
+  p.filesystem.read.push_back(probe_tool_dir());
+  return p;
+}
+
+std::string tool(const Policy& policy, const TempDir& ws, std::vector<std::string> args,
+                 RunResult* result = nullptr) {
+  args.insert(args.begin(), probe_tool());
+  CaptureSink sink;
+  auto r = backend().run(make_plan(policy, ws.path(), args), sink);
+  if (result) *result = r;
+  return r.error ? r.error->render() : sink.out;
+}
+
+int count_after(const std::string& out, const std::string& word) {
+  auto at = out.find(word);
+  return at == std::string::npos ? -1 : std::stoi(out.substr(at + word.size()));
+}
+
+}  // namespace
+
+TEST_CASE("limits: open files and file size are bounded", "[userns][limits]") {
+  if (!sandbox_available()) return;
+  TempDir ws;
+  auto policy = with_tool(ws);
+  CHECK(count_after(tool(policy, ws, {"opens", "100"}), "opened ") == 100);
+  policy.limits.max_open_files = 32;
+  CHECK(count_after(tool(policy, ws, {"opens", "100"}), "opened ") == 29);
+  policy.limits.max_file_size_mb = 1;
+  CaptureSink sink;
+  auto r = run_sh(policy, ws.path(),
+                  "head -c 500000 /dev/zero > small && echo small; head -c 2000000 /dev/zero > big;"
+                  " stat -c %s big",
+                  sink);
+  CHECK(sink.out == "small\n1048576\n");
+}
+
+TEST_CASE("limits: CPU seconds end a spinning process", "[userns][limits]") {
+  if (!sandbox_available()) return;
+  TempDir ws;
+  auto policy = with_tool(ws);
+  policy.limits.cpu_seconds = 1;
+  auto start = std::chrono::steady_clock::now();
+  RunResult r;
+  tool(policy, ws, {"spin"}, &r);
+  CHECK((r.signal == SIGXCPU || r.signal == SIGKILL));
+  CHECK_FALSE(r.timed_out);
+  CHECK(std::chrono::steady_clock::now() - start < 10s);
+}
+
+TEST_CASE("limits: max_processes bounds the whole sandbox", "[userns][limits]") {
+  if (!sandbox_available()) return;
+  const auto& probe = backend().probe();
+  if (!needs(probe.proves(cap::limit_processes), probe.evidence(cap::limit_processes))) return;
+  TempDir ws;
+  auto policy = with_tool(ws);
+  CHECK(count_after(tool(policy, ws, {"forks", "40"}), "forked ") == 40);
+  policy.limits.max_processes = 10;
+  // The tool itself is one of the ten: nine children fit, the tenth is refused.
+  CHECK(count_after(tool(policy, ws, {"forks", "40"}), "forked ") == 9);
+  // A fork bomb stays inside its limit and dies with the sandbox at the deadline.
+  auto bomb = make_plan(policy, ws.path(), {"/bin/sh", "-c", "f() { f | f & }; f; wait"});
+  bomb.deadline = std::chrono::steady_clock::now() + 2s;
+  auto start = std::chrono::steady_clock::now();
+  CaptureSink sink;
+  backend().run(bomb, sink);
+  CHECK(std::chrono::steady_clock::now() - start < 6s);
+  CHECK(count_after(tool(policy, ws, {"forks", "40"}), "forked ") == 9);
+}
+
+TEST_CASE("limits: memory is a total for the sandbox (cgroup only)", "[userns][limits]") {
+  if (!sandbox_available()) return;
+  TempDir ws;
+  auto policy = with_tool(ws);
+  policy.limits.memory_mb = 64;
+  if (!backend().probe().proves(cap::limit_memory)) {
+    CaptureSink sink;
+    auto refused = backend().run(make_plan(policy, ws.path(), {"/bin/true"}), sink);
+    REQUIRE(refused.error);
+    CHECK(refused.error->code() == "CRD1001");
+    WARN("memory limits refused here (as they must be): " << refused.error->message());
+    return;
+  }
+  CHECK(tool(policy, ws, {"alloc", "16"}) == "allocated\n");
+  RunResult r;
+  CHECK(tool(policy, ws, {"alloc", "256"}, &r).empty());
+  CHECK(r.signal == SIGKILL);
+  CHECK(r.peak_memory_bytes.value_or(0) <= 64ull << 20);
+  // tmpfs pages count too: filling /tmp past the limit fails.
+  CaptureSink sink;
+  run_sh(policy, ws.path(), "head -c 200000000 /dev/zero > /tmp/fill; echo $?", sink);
+  CHECK(sink.out != "0\n");
+}
+
+TEST_CASE("lifecycle: at the deadline the whole tree dies, setsid and SIGTERM-proof included",
+          "[userns][lifecycle]") {
+  if (!sandbox_available()) return;
+  TempDir ws;
+  auto policy = base_policy(ws.path(), "");
+  auto plan =
+      make_plan(policy, ws.path(),
+                {"/bin/sh", "-c",
+                 "setsid sh -c 'trap \"\" TERM HUP; (while :; do date +%s%N > b.t; mv b.t beat; "
+                 "sleep 0.05; done) &'; while [ ! -s beat ]; do sleep 0.05; done; sleep 100"});
+  plan.deadline = std::chrono::steady_clock::now() + 2s;
+  CaptureSink sink;
+  auto start = std::chrono::steady_clock::now();
+  auto r = backend().run(plan, sink);
+  CHECK(r.timed_out);
+  CHECK(r.cli_status() == 124);
+  CHECK(std::chrono::steady_clock::now() - start < 5s);
+  auto before = read_file(ws / "beat");
+  CHECK_FALSE(before.empty());
+  std::this_thread::sleep_for(300ms);
+  CHECK(read_file(ws / "beat") == before);
+}
+
+TEST_CASE("lifecycle: nothing outlives the command", "[userns][lifecycle]") {
+  if (!sandbox_available()) return;
+  TempDir ws;
+  CaptureSink sink;
+  auto r = run_sh(
+      base_policy(ws.path(), ""), ws.path(),
+      "(sleep 0.3; echo late > late) & (setsid sleep 0.3; echo later > later) & echo done", sink);
+  CHECK(r.exit_code == 0);
+  CHECK(sink.out == "done\n");
+  std::this_thread::sleep_for(700ms);
+  CHECK_FALSE(std::filesystem::exists(ws / "late"));
+  CHECK_FALSE(std::filesystem::exists(ws / "later"));
+}
+
+TEST_CASE("lifecycle: if cordon dies, the sandbox dies with it", "[userns][lifecycle]") {
+  if (!sandbox_available()) return;
+  TempDir ws;
+  auto plan =
+      make_plan(base_policy(ws.path(), ""), ws.path(),
+                {"/bin/sh", "-c", "while :; do date +%s%N > b.t; mv b.t beat; sleep 0.05; done"});
+  pid_t cordon = ::fork();
+  if (cordon == 0) {
+    CaptureSink sink;
+    backend().run(plan, sink);
+    ::_exit(0);
+  }
+  for (int i = 0; i < 100 && read_file(ws / "beat").empty(); ++i) std::this_thread::sleep_for(20ms);
+  REQUIRE_FALSE(read_file(ws / "beat").empty());
+  ::kill(cordon, SIGKILL);
+  ::waitpid(cordon, nullptr, 0);
+  std::this_thread::sleep_for(200ms);
+  auto before = read_file(ws / "beat");
+  std::this_thread::sleep_for(300ms);
+  CHECK(read_file(ws / "beat") == before);
+}
+
+TEST_CASE("limits: cpu_percent caps the sandbox's share of a CPU (cgroup only)",
+          "[userns][limits]") {
+  if (!sandbox_available()) return;
+  if (!backend().probe().proves(cap::limit_cpu_share)) {
+    WARN("not proven here (refusal tested in run_basics_test): "
+         << backend().probe().evidence(cap::limit_cpu_share));
+    return;
+  }
+  TempDir ws;
+  auto spin = [&ws](std::optional<std::uint64_t> percent) {
+    auto policy = with_tool(ws);
+    policy.limits.cpu_percent = percent;
+    auto plan = make_plan(policy, ws.path(), {probe_tool(), "spin"});
+    plan.deadline = std::chrono::steady_clock::now() + 1500ms;
+    CaptureSink sink;
+    return backend().run(plan, sink).cpu_seconds.value_or(-1);
+  };
+  double limited = spin(10), free = spin(std::nullopt);
+  INFO("cpu seconds in 1.5 s: limited to 10% " << limited << ", unlimited " << free);
+  CHECK(limited >= 0);
+  CHECK(limited <= 0.2);
+  CHECK(free >= 0.25);
+}

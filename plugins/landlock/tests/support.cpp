@@ -1,0 +1,111 @@
+// Helpers of the landlock backend's tests.
+#include "support.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+namespace cordon::landlock::test {
+
+namespace fs = std::filesystem;
+
+TempDir::TempDir(const std::string& prefix, uid_t owner, const std::string& base) {
+  std::string pattern = base + "/" + prefix + "XXXXXX";
+  if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+  path_ = pattern;
+  ::chmod(path_.c_str(), 0755);
+  if (::geteuid() == 0) (void)!::chown(path_.c_str(), owner, owner);
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  fs::remove_all(path_, ec);
+}
+
+void write_file(const std::string& file, const std::string& text, mode_t mode) {
+  {
+    std::ofstream out(file, std::ios::binary | std::ios::trunc);
+    out << text;
+  }
+  ::chmod(file.c_str(), mode);
+  struct stat st {};
+  if (::geteuid() == 0 && ::stat(fs::path(file).parent_path().c_str(), &st) == 0)
+    (void)!::chown(file.c_str(), st.st_uid, st.st_gid);
+}
+
+std::string read_file(const std::string& file) {
+  std::ifstream in(file, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void CaptureSink::write(Stream stream, std::string_view chunk) {
+  (stream == Stream::out ? out : err).append(chunk);
+  ++chunks;
+}
+
+Policy base_policy(const std::string& workspace, const std::string& home) {
+  Policy p;
+  p.name = "test";
+  p.filesystem.write = {workspace};
+  (void)home;
+  p.limits.timeout = std::chrono::seconds(30);
+  return p;
+}
+
+Plan make_plan(const Policy& policy, const std::string& workspace, std::vector<std::string> argv,
+               const std::string& home) {
+  Plan plan;
+  plan.policy = policy;
+  plan.requirements = derive_requirements(policy);
+  plan.argv = std::move(argv);
+  plan.workspace = workspace;
+  plan.env = {{"PATH", "/usr/local/bin:/usr/bin:/bin"}, {"LANG", "C.UTF-8"}};
+  plan.host_home = home;
+  if (policy.limits.timeout)
+    plan.deadline = std::chrono::steady_clock::now() + *policy.limits.timeout;
+  return plan;
+}
+
+LandlockBackend& backend() {
+  static LandlockBackend instance(BackendContext{"landlock", nullptr, "/tmp"});
+  return instance;
+}
+
+bool is_root() { return ::geteuid() == 0; }
+
+bool needs(bool ok, const std::string& why) {
+  if (ok) return true;
+  const char* ci = std::getenv("CI");
+  if (ci && std::string(ci) == "true") FAIL("missing prerequisite: " << why);
+  WARN("skipped: " << why);
+  return false;
+}
+
+bool needs_root() {
+  if (is_root()) return true;
+  WARN("skipped: this case is about cordon running as root");
+  return false;
+}
+
+bool sandbox_available() {
+  const auto& probe = backend().probe();
+  return needs(probe.available, "landlock backend unavailable here: " + probe.reason);
+}
+
+RunResult run_sh(const Policy& policy, const std::string& workspace, const std::string& script,
+                 CaptureSink& sink, const std::string& home) {
+  Plan plan = make_plan(policy, workspace, {"/bin/sh", "-c", script}, home);
+  return backend().run(plan, sink);
+}
+
+std::string probe_tool() { return LANDLOCK_PROBE_TOOL; }
+
+std::string probe_tool_dir() { return fs::path(LANDLOCK_PROBE_TOOL).parent_path().string(); }
+
+}  // namespace cordon::landlock::test

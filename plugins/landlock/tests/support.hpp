@@ -1,0 +1,85 @@
+// Helpers of the landlock backend's tests: temporary directories, plans filled by hand, a
+// capturing sink, and the one backend object of the test process.
+#pragma once
+
+#include <cordon/backend.hpp>
+#include <cordon/requirements.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "landlock_backend.hpp"
+
+namespace cordon::landlock::test {
+
+/// A directory under `base` (/tmp by default), removed with everything in it. Host-side areas a
+/// test expects to see with read = "host" live in /var/tmp: the sandbox's /tmp is private. As root
+/// it belongs to `owner` (default 65534), so that the sandbox's identity can write it.
+class TempDir {
+ public:
+  explicit TempDir(const std::string& prefix = "cordon-ll-", uid_t owner = 65534,
+                   const std::string& base = "/tmp");
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+  /// path() / name
+  std::string operator/(const std::string& name) const { return (path_ / name).string(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
+/// A TempDir in /var/tmp.
+inline std::string host_area() { return "/var/tmp"; }
+
+/// Writes `text` to `file` with `mode`, owned like the directory that holds it.
+void write_file(const std::string& file, const std::string& text, mode_t mode = 0644);
+/// The whole file, or "" when it cannot be read.
+std::string read_file(const std::string& file);
+
+/// Keeps everything written to it.
+class CaptureSink final : public OutputSink {
+ public:
+  void write(Stream stream, std::string_view chunk) override;
+  std::string out;
+  std::string err;
+  std::size_t chunks = 0;
+};
+
+/// The default policy with paths expanded for `workspace` and `home`.
+Policy base_policy(const std::string& workspace, const std::string& home);
+
+/// A plan for argv in `workspace`, requirements derived from `policy`.
+Plan make_plan(const Policy& policy, const std::string& workspace, std::vector<std::string> argv,
+               const std::string& home = "/nonexistent-home");
+
+/// The backend of this test process (probed once).
+LandlockBackend& backend();
+
+/// False (with a WARN saying why) when the backend is unavailable here; under CI=true a
+/// missing prerequisite fails the test instead.
+bool sandbox_available();
+
+/// True when cordon runs as root.
+bool is_root();
+
+/// False (with a WARN) when `ok` is false: a prerequisite of this host is missing. Under
+/// CI=true the test fails instead.
+bool needs(bool ok, const std::string& why);
+
+/// False (with a WARN) unless the tests run as root; the test is for root's case only.
+bool needs_root();
+
+/// Runs `script` with /bin/sh -c in a plan made from `policy`; output in `sink`.
+RunResult run_sh(const Policy& policy, const std::string& workspace, const std::string& script,
+                 CaptureSink& sink, const std::string& home = "/nonexistent-home");
+
+/// The probe tool built with the tests, and the directory it is in.
+std::string probe_tool();
+std::string probe_tool_dir();
+
+}  // namespace cordon::landlock::test

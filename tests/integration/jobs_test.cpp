@@ -1,0 +1,323 @@
+// Background jobs through the real CLI on the landlock backend: start, output, stop, lost.
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <boost/json.hpp>
+
+#include <chrono>
+#include <fstream>
+#include <thread>
+
+#include "cli.hpp"
+
+using namespace itest;
+using namespace std::chrono_literals;
+namespace json = boost::json;
+
+namespace itest {
+
+bool landlock_usable(const std::string& policy_file) {
+  auto r = cordon({"run", "--backend", "landlock", "--policy", policy_file, "--", "/bin/true"});
+  if (r.status == 0) return true;
+  if (in_ci()) FAIL("the landlock backend cannot run here (CI=true): " << r.err);
+  WARN("skipping: the landlock backend cannot run here: " << r.err);
+  return false;
+}
+
+}  // namespace itest
+
+namespace {
+
+int free_port() {
+  int s = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  socklen_t len = sizeof a;
+  ::getsockname(s, reinterpret_cast<sockaddr*>(&a), &len);
+  ::close(s);
+  return ntohs(a.sin_port);
+}
+
+std::string http_get(int port) {
+  int s = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<std::uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  std::string reply;
+  if (::connect(s, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) {
+    std::string req = "GET /hello.txt HTTP/1.0\r\nHost: localhost\r\n\r\n";
+    (void)!::write(s, req.data(), req.size());
+    char buf[4096];
+    ssize_t n;
+    while ((n = ::read(s, buf, sizeof buf)) > 0) reply.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(s);
+  return reply;
+}
+
+// A job environment: a state dir, a workspace and a policy file without cgroup limits, so the
+// same test runs for any user.
+struct JobEnv {
+  Scratch scratch;
+  std::string state, workspace, policy;
+  explicit JobEnv(const std::string& extra = "") {
+    state = (scratch / "state").string();
+    workspace = (scratch / "ws").string();
+    std::filesystem::create_directories(workspace);
+    policy = (scratch / "policy.toml").string();
+    std::ofstream(policy) << "version = 1\n[policy]\nname = \"jobs-test\"\n" << extra;
+  }
+  std::vector<std::string> with(std::vector<std::string> a) const {
+    a.insert(a.begin() + 2, {"--state-dir", state});
+    return a;
+  }
+  std::string start(const std::vector<std::string>& argv, const std::string& extra_opt = "") {
+    std::vector<std::string> args = {"job",      "start", "--state-dir", state,
+                                     "--policy", policy,  "--workspace", workspace};
+    if (!extra_opt.empty()) args.push_back(extra_opt);
+    args.push_back("--");
+    args.insert(args.end(), argv.begin(), argv.end());
+    auto r = cordon(args);
+    INFO(r.err);
+    REQUIRE(r.status == 0);
+    std::string id = r.out.substr(0, r.out.find('\n'));
+    REQUIRE(id.size() == 25);
+    return id;
+  }
+  json::object status(const std::string& id) {
+    auto r = cordon({"job", "status", id, "--state-dir", state, "--json"});
+    INFO(r.err);
+    REQUIRE(r.status == 0);
+    return json::parse(r.out).as_object();
+  }
+};
+
+bool wait_for_output(JobEnv& env, const std::string& id, const std::string& needle,
+                     std::chrono::seconds limit) {
+  auto end = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < end) {
+    auto r = cordon({"job", "output", id, "--state-dir", env.state});
+    if (r.out.find(needle) != std::string::npos) return true;
+    std::this_thread::sleep_for(100ms);
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("jobs: a dev server starts, serves the host, and stops", "[jobs][userns]") {
+  int port = free_port();
+  JobEnv env("[network]\nallow = false\nbind_ports = [" + std::to_string(port) + "]\n");
+  if (!landlock_usable(env.policy)) return;
+  std::ofstream(env.workspace + "/hello.txt") << "hello from the job\n";
+  auto id =
+      env.start({"python3", "-u", "-m", "http.server", std::to_string(port), "--bind", "127.0.0.1"},
+                "--backend=landlock");
+  REQUIRE(wait_for_output(env, id, "Serving HTTP", 20s));
+  CHECK(http_get(port).find("hello from the job") != std::string::npos);
+  CHECK(wait_for_output(env, id, "GET /hello.txt", 5s));
+  auto st = env.status(id);
+  CHECK(st.at("status").as_string() == "running");
+  CHECK(st.at("backend").as_string() == "landlock");
+  auto stop = cordon({"job", "stop", id, "--state-dir", env.state, "--json"});
+  INFO(stop.err);
+  REQUIRE(stop.status == 0);
+  auto stopped = json::parse(stop.out).as_object();
+  CHECK(stopped.at("status").as_string() == "stopped");
+  CHECK(http_get(port).empty());  // nothing listens any more
+}
+
+TEST_CASE("jobs: the exit code is known to a different cordon process", "[jobs][userns]") {
+  JobEnv env;
+  if (!landlock_usable(env.policy)) return;
+  auto id = env.start({"sh", "-c", "echo out; echo err >&2; exit 3"});
+  auto w = cordon({"job", "wait", id, "--state-dir", env.state});
+  CHECK(w.status == 3);
+  auto st = env.status(id);
+  CHECK(st.at("status").as_string() == "exited");
+  CHECK(st.at("exit_code").as_int64() == 3);
+  auto out = cordon({"job", "output", id, "--state-dir", env.state});
+  CHECK(out.out.find("out\n") != std::string::npos);
+  CHECK(out.out.find("err\n") != std::string::npos);
+  // Stopping a finished job reports its result and succeeds.
+  auto stop = cordon({"job", "stop", id, "--state-dir", env.state, "--json"});
+  CHECK(stop.status == 0);
+  CHECK(json::parse(stop.out).at("exit_code").as_int64() == 3);
+}
+
+TEST_CASE("jobs: a job that traps SIGTERM dies at the end of the grace", "[jobs][userns]") {
+  JobEnv env;
+  if (!landlock_usable(env.policy)) return;
+  auto id = env.start({"sh", "-c", "trap '' TERM; echo ready; while :; do sleep 1; done"});
+  REQUIRE(wait_for_output(env, id, "ready", 10s));
+  auto begin = std::chrono::steady_clock::now();
+  auto stop = cordon({"job", "stop", id, "--grace", "1s", "--state-dir", env.state, "--json"});
+  auto took = std::chrono::steady_clock::now() - begin;
+  REQUIRE(stop.status == 0);
+  auto st = json::parse(stop.out).as_object();
+  CHECK(st.at("status").as_string() == "stopped");
+  CHECK(st.at("signal").as_int64() == SIGKILL);
+  CHECK(took >= 900ms);
+}
+
+TEST_CASE("jobs: setsid and double-fork leave nothing behind after stop", "[jobs][userns]") {
+  JobEnv env;
+  if (!landlock_usable(env.policy)) return;
+  auto marker = escape::unique_marker("cordon-job-escapee");
+  auto id = env.start({"sh", "-c",
+                       "setsid sh -c 'sleep 1000 " + marker + " & sleep 1000 " + marker +
+                           "' & (sleep 1000 " + marker + " &) ; echo ready; wait"});
+  REQUIRE(wait_for_output(env, id, "ready", 10s));
+  std::this_thread::sleep_for(200ms);
+  CHECK_FALSE(escape::pids_with_marker(marker).empty());
+  auto stop = cordon({"job", "stop", id, "--grace", "1s", "--state-dir", env.state});
+  REQUIRE(stop.status == 0);
+  CHECK(escape::pids_with_marker(marker).empty());
+}
+
+TEST_CASE("jobs: a job outlives the process that started it", "[jobs][userns]") {
+  JobEnv env;
+  if (!landlock_usable(env.policy)) return;
+  escape::SpawnOptions o;
+  o.argv = {CORDON_CLI,
+            "job",
+            "start",
+            "--state-dir",
+            env.state,
+            "--policy",
+            env.policy,
+            "--workspace",
+            env.workspace,
+            "--",
+            "sh",
+            "-c",
+            "echo alive; sleep 1000"};
+  escape::Process starter(o);
+  auto r = starter.wait();
+  std::string id = r.out.substr(0, r.out.find('\n'));
+  REQUIRE(id.size() == 25);
+  ::kill(starter.pid(), SIGKILL);  // gone already; the job must not depend on it
+  REQUIRE(wait_for_output(env, id, "alive", 10s));
+  CHECK(env.status(id).at("status").as_string() == "running");
+  auto stop = cordon({"job", "stop", id, "--grace", "1s", "--state-dir", env.state});
+  CHECK(stop.status == 0);
+  CHECK(env.status(id).at("status").as_string() == "stopped");
+}
+
+TEST_CASE("jobs: a supervisor killed with SIGKILL turns the job lost", "[jobs][userns]") {
+  JobEnv env;
+  if (!landlock_usable(env.policy)) return;
+  auto id = env.start({"sh", "-c", "echo up; sleep 1000"});
+  REQUIRE(wait_for_output(env, id, "up", 10s));
+  auto st = env.status(id);
+  int pid = static_cast<int>(st.at("pid").as_int64());
+  REQUIRE(pid > 1);
+  ::kill(pid, SIGKILL);
+  std::this_thread::sleep_for(300ms);
+  CHECK(env.status(id).at("status").as_string() == "lost");
+  auto list = cordon({"job", "list", "--state-dir", env.state});
+  CHECK(list.out.find(id) != std::string::npos);
+  CHECK(list.err.find("supervisor is gone") != std::string::npos);
+  auto w = cordon({"job", "wait", id, "--state-dir", env.state});
+  CHECK(w.status == 125);  // never success
+}
+
+TEST_CASE("jobs: unknown ids are CRD6001 from every verb", "[jobs]") {
+  Scratch s;
+  std::string state = (s / "state").string();
+  for (std::string verb : {"output", "status", "wait", "stop", "remove"}) {
+    auto r = cordon({"job", verb, "j000000000000000000000000", "--state-dir", state});
+    INFO(verb << ": " << r.err);
+    CHECK(r.status == 2);
+    CHECK(r.err.find("CRD6001") != std::string::npos);
+    CHECK(r.err.find("no background job with id 'j000000000000000000000000'") != std::string::npos);
+  }
+  auto bad = cordon({"job", "status", "../../etc", "--state-dir", state});
+  CHECK(bad.err.find("CRD6001") != std::string::npos);
+}
+
+TEST_CASE("jobs: the log keeps the newest output within max_log_bytes", "[jobs][userns]") {
+  JobEnv env("[limits]\nmax_log_bytes = 65536\n");
+  if (!landlock_usable(env.policy)) return;
+  auto id = env.start({"seq", "1", "200000"});
+  auto w = cordon({"job", "wait", id, "--state-dir", env.state, "--json"});
+  REQUIRE(w.status == 0);
+  auto st = json::parse(w.out).as_object();
+  CHECK(st.at("log_dropped_bytes").as_int64() > 1000000);
+  auto tail = cordon({"job", "output", id, "--tail", "2", "--state-dir", env.state});
+  CHECK(tail.out == "199999\n200000\n");
+  auto sz = std::filesystem::file_size(st.at("log").as_string().c_str());
+  CHECK(sz <= 65536 + 200);
+  std::ifstream log(st.at("log").as_string().c_str());
+  std::string first;
+  std::getline(log, first);
+  CHECK(first.find("bytes of older output dropped") != std::string::npos);
+}
+
+TEST_CASE("jobs: output --tail on a 1 GB log reads only its end", "[jobs][userns][slow]") {
+  JobEnv env("[limits]\nmax_log_bytes = 2147483648\n");
+  if (!landlock_usable(env.policy)) return;
+  auto id = env.start({"sh", "-c", "head -c 1073741824 /dev/zero | tr '\\0' 'x'; echo; seq 1 20"});
+  auto w = cordon({"job", "wait", id, "--state-dir", env.state, "--json"});
+  REQUIRE(w.status == 0);
+  auto log = json::parse(w.out).at("log").as_string();
+  CHECK(std::filesystem::file_size(log.c_str()) > (1ull << 30));
+  auto tail = cordon({"job", "output", id, "--tail", "20", "--state-dir", env.state});
+  std::string want;
+  for (int i = 1; i <= 20; ++i) want += std::to_string(i) + "\n";
+  CHECK(tail.out == want);
+  CHECK(tail.max_rss_kb < 64 * 1024);
+  cordon({"job", "remove", id, "--state-dir", env.state});
+  CHECK_FALSE(std::filesystem::exists(log.c_str()));
+}
+
+TEST_CASE("jobs: 100 jobs started and stopped leave no process, fd or zombie", "[jobs][userns]") {
+  JobEnv env;
+  if (!landlock_usable(env.policy)) return;
+  auto marker = escape::unique_marker("cordon-job-loop");
+  auto count_fds = [] {
+    int n = 0;
+    if (DIR* d = ::opendir("/proc/self/fd")) {
+      while (::readdir(d)) ++n;
+      ::closedir(d);
+    }
+    return n;
+  };
+  int fds_before = count_fds();
+  for (int i = 0; i < 100; ++i) {
+    auto id = env.start({"sh", "-c", "sleep 1000 " + marker});
+    auto stop = cordon({"job", "stop", id, "--grace", "1s", "--state-dir", env.state});
+    REQUIRE(stop.status == 0);
+  }
+  CHECK(escape::pids_with_marker(marker).empty());
+  CHECK(count_fds() == fds_before);
+  auto list = cordon({"job", "list", "--state-dir", env.state});
+  CHECK(list.out.empty());  // nothing running, nothing lost
+  auto gc = cordon({"job", "gc", "--state-dir", env.state});
+  CHECK(gc.out == "removed 100 ended job(s)\n");
+  // No zombie of ours: every child of this process was reaped.
+  int zombies = 0;
+  if (DIR* d = ::opendir("/proc")) {
+    while (auto* e = ::readdir(d)) {
+      std::ifstream stat(std::string("/proc/") + e->d_name + "/stat");
+      std::string line;
+      if (!std::getline(stat, line)) continue;
+      auto close = line.rfind(')');
+      if (close != std::string::npos && line.size() > close + 2 && line[close + 2] == 'Z') {
+        std::istringstream rest(line.substr(close + 4));
+        int ppid = 0;
+        rest >> ppid;
+        if (ppid == ::getpid()) ++zombies;
+      }
+    }
+    ::closedir(d);
+  }
+  CHECK(zombies == 0);
+}

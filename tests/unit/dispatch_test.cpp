@@ -1,0 +1,178 @@
+// Dispatch: named and unnamed, satisfied and refused, with the refusal text asserted.
+#include <catch2/catch.hpp>
+#include <cordon/dispatch.hpp>
+#include <cordon/policy_loader.hpp>
+#include <cordon/runner.hpp>
+
+#include "runtime_test_support.hpp"
+
+using namespace cordon;
+
+namespace {
+
+Requirements reqs() {
+  return {{"env.grant", "the environment is granted, never inherited"},
+          {"limit.memory", "limits.memory_mb = 512"},
+          {"net.deny", "network.allow = false"}};
+}
+
+ProbeResult proving(std::vector<std::string> proven) {
+  ProbeResult p;
+  p.available = true;
+  for (auto id : {"env.grant", "limit.memory", "net.deny"}) {
+    bool yes = std::find(proven.begin(), proven.end(), id) != proven.end();
+    p.proofs.push_back({id, yes, yes ? std::string("proof of ") + id : std::string("no ") + id});
+  }
+  return p;
+}
+
+Candidate probed(const std::string& name, std::vector<std::string> proven) {
+  return Candidate{name, true, std::nullopt, proving(std::move(proven))};
+}
+
+Candidate unavailable(const std::string& name, const std::string& reason) {
+  ProbeResult p;
+  p.reason = reason;
+  return Candidate{name, true, std::nullopt, p};
+}
+
+const std::vector<std::string> kAll = {"env.grant", "limit.memory", "net.deny"};
+
+}  // namespace
+
+TEST_CASE("dispatch: the order is prefer, then landlock, seatbelt, docker", "[dispatch]") {
+  DispatchRequest req{reqs(), std::nullopt, {"docker", "ssh", "none", "docker"}, "p"};
+  auto order = dispatch_order(req);
+  CHECK(order.order == std::vector<std::string>{"docker", "ssh", "landlock", "seatbelt"});
+  REQUIRE(order.skipped.size() == 1);
+  CHECK(order.skipped[0].first == "none");
+  req.named = "e2b";
+  CHECK(dispatch_order(req).order == std::vector<std::string>{"e2b"});
+  CHECK(is_remote_backend("ssh"));
+  CHECK_FALSE(is_remote_backend("docker"));
+}
+
+TEST_CASE("dispatch: unnamed, the first candidate that proves everything wins", "[dispatch]") {
+  DispatchRequest req{reqs(), std::nullopt, {}, "standard"};
+  auto d = decide(req,
+                  {probed("landlock", {"env.grant", "net.deny"}),
+                   unavailable("seatbelt", "not macOS"), probed("docker", kAll)},
+                  {});
+  REQUIRE(d.chosen);
+  CHECK(*d.chosen == "docker");
+  CHECK_FALSE(d.refusal);
+  REQUIRE(d.passed_over.size() == 2);
+  CHECK(d.passed_over[0].name == "landlock");
+  CHECK(d.passed_over[0].reason == "cannot prove 1 requirement");
+  CHECK(d.passed_over[1].reason == "not available here: not macOS");
+}
+
+TEST_CASE("dispatch: remote and none backends are never chosen unasked", "[dispatch]") {
+  DispatchRequest req{reqs(), std::nullopt, {}, "p"};
+  auto d = decide(req, {probed("ssh", kAll), probed("none", kAll), probed("e2b", kAll)}, {});
+  CHECK_FALSE(d.chosen);
+  REQUIRE(d.refusal);
+  req.prefer = {"ssh"};
+  d = decide(req, {probed("ssh", kAll)}, {});
+  REQUIRE(d.chosen);
+  CHECK(*d.chosen == "ssh");
+}
+
+TEST_CASE("dispatch: unnamed refusal says why each candidate was passed over", "[dispatch]") {
+  DispatchRequest req{reqs(), std::nullopt, {"none"}, "standard"};
+  auto d = decide(
+      req,
+      {probed("landlock", {"env.grant", "net.deny"}),
+       Candidate{"docker", true, Error(code::kPluginAbi, "plugin 'x' is old"), std::nullopt}},
+      {});
+  CHECK_FALSE(d.chosen);
+  REQUIRE(d.refusal);
+  CHECK(d.refusal->code() == "CRD1001");
+  CHECK(d.refusal->message() ==
+        "no backend proves every requirement of policy 'standard':\n"
+        "  none: 'none' isolates nothing and runs only when named (--backend none)\n"
+        "  landlock cannot prove:\n"
+        "    limit.memory (limits.memory_mb = 512): no limit.memory\n"
+        "  seatbelt: not installed (no cordon-backend-seatbelt.so on the plugin path)\n"
+        "  docker: unusable: plugin 'x' is old [CRD3003]");
+}
+
+TEST_CASE("dispatch: a named backend must prove everything or is refused", "[dispatch]") {
+  DispatchRequest req{reqs(), std::string("landlock"), {"docker"}, "standard"};
+  SECTION("satisfied") {
+    auto d = decide(req, {probed("landlock", kAll)}, {});
+    REQUIRE(d.chosen);
+    CHECK(*d.chosen == "landlock");
+  }
+  SECTION("unproven capabilities, each with its evidence") {
+    auto d = decide(req, {probed("landlock", {"env.grant"})}, {});
+    CHECK_FALSE(d.chosen);
+    REQUIRE(d.refusal);
+    CHECK(d.refusal->code() == "CRD1001");
+    CHECK(d.refusal->message() ==
+          "backend 'landlock' cannot prove 2 requirements of policy 'standard':\n"
+          "  limit.memory (limits.memory_mb = 512): no limit.memory\n"
+          "  net.deny (network.allow = false): no net.deny");
+  }
+  SECTION("not available here") {
+    auto d = decide(req, {unavailable("landlock", "kernel without Landlock")}, {});
+    REQUIRE(d.refusal);
+    CHECK(d.refusal->code() == "CRD1004");
+    CHECK(d.refusal->message() ==
+          "backend 'landlock' is not available here: kernel without Landlock");
+  }
+  SECTION("its plugin was refused: that error, code kept") {
+    auto d = decide(
+        req, {Candidate{"landlock", true, Error(code::kPluginToolchain, "t"), std::nullopt}}, {});
+    REQUIRE(d.refusal);
+    CHECK(d.refusal->code() == "CRD3004");
+  }
+  SECTION("no such backend") {
+    auto d =
+        decide(req, {Candidate{"landlock", false, std::nullopt, std::nullopt}}, {"docker", "none"});
+    REQUIRE(d.refusal);
+    CHECK(d.refusal->code() == "CRD3010");
+    CHECK(d.refusal->message() == "no backend named 'landlock' (known: docker, none)");
+  }
+}
+
+TEST_CASE("dispatch: the standard policy is refused on none with the none backend's evidence",
+          "[dispatch][none]") {
+  Registry r(cordon::test::isolated({}));
+  auto requirements = derive_requirements(load_preset("standard"));
+  DispatchRequest req{requirements, std::string("none"), {}, "standard"};
+  auto d = choose_backend(r, req);
+  CHECK_FALSE(d.chosen);
+  REQUIRE(d.refusal);
+  CHECK(d.refusal->code() == "CRD1001");
+  const std::string& m = d.refusal->message();
+  CHECK(cordon::test::has(m, "backend 'none' cannot prove "));
+  CHECK(cordon::test::has(m,
+                          "\n  net.deny (network.allow = false): a plain child process "
+                          "shares the host's network"));
+  CHECK(cordon::test::has(m,
+                          "\n  fs.write.confine (filesystem.write (1 path)): a plain child "
+                          "process writes wherever the invoking user can"));
+  CHECK(cordon::test::has(m,
+                          "\n  limit.memory (limits.memory_mb = 512): RLIMIT_AS bounds each "
+                          "process, not the sandbox's total"));
+  // What none does prove is not listed as missing.
+  CHECK_FALSE(cordon::test::has(m, "env.grant"));
+  CHECK_FALSE(cordon::test::has(m, "limit.files"));
+}
+
+TEST_CASE("dispatch: a policy the fixture backend satisfies is dispatched to it, unnamed",
+          "[dispatch][plugin]") {
+  Registry r(cordon::test::isolated({cordon::test::fixture_dir("good")}));
+  auto requirements = derive_requirements(load_preset("standard"));
+  DispatchRequest req{requirements, std::nullopt, {"good"}, "standard"};
+  std::vector<Candidate> seen;
+  auto d = choose_backend(r, req, false, &seen);
+  REQUIRE(d.chosen);
+  CHECK(*d.chosen == "good");
+  REQUIRE(seen.size() == 1);  // stopped at the first that proves everything
+  req.prefer = {};
+  d = choose_backend(r, req, true, &seen);
+  CHECK_FALSE(d.chosen);  // "good" is not a default local backend
+  CHECK(seen.size() == 3);
+}

@@ -1,0 +1,71 @@
+// Tests of resolve_paths: `~`, `{workspace}` and relative paths, expanded lexically.
+#include <catch2/catch.hpp>
+#include <cordon/policy_loader.hpp>
+
+#include "policy_test_support.hpp"
+
+using namespace cordon;
+
+namespace {
+
+const PathContext kCtx{"/work/space", "/home/me"};
+
+Policy with_paths(std::vector<std::string> read, std::vector<std::string> write,
+                  std::vector<std::string> blocked) {
+  Policy p;
+  p.filesystem.read = std::move(read);
+  p.filesystem.write = std::move(write);
+  p.filesystem.blocked = std::move(blocked);
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("policy_paths: every form expands to an absolute normal path", "[policy][paths]") {
+  Policy p = resolve_paths(
+      with_paths({"/usr/", "/usr//lib/./x/..", "src", "./a/../b", "{workspace}"},
+                 {"{workspace}/out/", "/tmp", "~"}, {"~/.ssh", "~/", "{workspace}/../elsewhere"}),
+      kCtx);
+  CHECK(p.filesystem.read == std::vector<std::string>{"/usr", "/usr/lib", "/work/space/src",
+                                                      "/work/space/b", "/work/space"});
+  CHECK(p.filesystem.write == std::vector<std::string>{"/work/space/out", "/tmp", "/home/me"});
+  CHECK(p.filesystem.blocked ==
+        std::vector<std::string>{"/home/me/.ssh", "/home/me", "/work/elsewhere"});
+}
+
+TEST_CASE("policy_paths: paths that do not exist still resolve", "[policy][paths]") {
+  Policy p = resolve_paths(with_paths({"/no/such/dir"}, {"{workspace}/not/yet"}, {}),
+                           PathContext{"/definitely/absent/ws", "/absent/home"});
+  CHECK(p.filesystem.read == std::vector<std::string>{"/no/such/dir"});
+  CHECK(p.filesystem.write == std::vector<std::string>{"/definitely/absent/ws/not/yet"});
+}
+
+TEST_CASE("policy_paths: '~user' and unknown placeholders are errors", "[policy][paths]") {
+  Policy p = load_policy_text("version = 1\n[filesystem]\nwrite = [\"{workspace}\"]\n", "p.toml");
+  p.filesystem.blocked = {"~root/.ssh", "/x/{home}"};
+  p.origins["filesystem.blocked"] = Location{"p.toml", 4, 11};
+  auto errors = test::errors_of([&] { resolve_paths(p, kCtx); });
+  REQUIRE(errors.size() == 2);
+  CHECK_ERROR_AT(errors, "CRD2005", 4, 11);
+  CHECK(errors[0].message().find("'~root/.ssh'") != std::string::npos);
+}
+
+TEST_CASE("policy_paths: a relative path needs an absolute workspace", "[policy][paths]") {
+  auto errors = test::errors_of([&] {
+    resolve_paths(with_paths({"src", "/usr"}, {}, {}), PathContext{"rel", "/home"});
+  });
+  REQUIRE(errors.size() == 1);
+  CHECK(errors[0].code() == "CRD2005");
+  auto home = test::errors_of([&] {
+    resolve_paths(with_paths({"~/x"}, {}, {}), PathContext{"/ws", ""});
+  });
+  CHECK(home.at(0).code() == "CRD2005");
+}
+
+TEST_CASE("policy_paths: the shipped standard preset resolves", "[policy][paths]") {
+  Policy p = resolve_paths(load_preset("standard"), kCtx);
+  CHECK(p.filesystem.write == std::vector<std::string>{"/work/space"});
+  CHECK(std::find(p.filesystem.blocked.begin(), p.filesystem.blocked.end(), "/home/me/.ssh") !=
+        p.filesystem.blocked.end());
+  for (const auto& path : p.filesystem.blocked) CHECK(path.front() == '/');
+}

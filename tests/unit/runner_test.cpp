@@ -1,0 +1,122 @@
+// run_invocation end to end through the real registry: environment, settings, deadline,
+// refusals — with the fixture plugin (which executes nothing) and the none backend.
+#include <catch2/catch.hpp>
+#include <cordon/policy_loader.hpp>
+#include <cordon/runner.hpp>
+
+#include "runtime_test_support.hpp"
+
+using namespace cordon;
+using cordon::test::Collect;
+using cordon::test::fixture_dir;
+using cordon::test::has;
+using cordon::test::isolated;
+
+namespace {
+
+Invocation invocation(std::vector<std::string> argv, std::optional<std::string> backend) {
+  Invocation inv;
+  inv.policy = load_preset("standard");
+  inv.argv = std::move(argv);
+  inv.workspace = "/tmp";
+  inv.backend = std::move(backend);
+  inv.caller_env = {{"CI", "true"}, {"SECRET", "x"}, {"HOME", "/root"}};
+  inv.host_home = "/root";
+  return inv;
+}
+
+}  // namespace
+
+TEST_CASE("runner: the granted environment is baseline, then pass, then set", "[runner]") {
+  Policy p;
+  p.env.pass = {"CI", "MISSING", "LANG"};
+  p.env.set = {{"TZ", "Europe/Paris"}, {"HOME", "/evil"}};
+  auto env = granted_environment(p, {{"CI", "1"}, {"LANG", "de_DE.UTF-8"}, {"SECRET", "s"}});
+  CHECK(env == std::map<std::string, std::string>{{"CI", "1"},
+                                                  {"LANG", "de_DE.UTF-8"},
+                                                  {"PATH", "/usr/local/bin:/usr/bin:/bin"},
+                                                  {"TZ", "Europe/Paris"}});
+}
+
+TEST_CASE("runner: backend settings merge the configuration and the policy", "[runner]") {
+  Policy p;
+  p.backends["docker"] = boost::json::object{{"image", "from-policy"}};
+  boost::json::object config{{"docker", boost::json::object{{"image", "cfg"}, {"socket", "/s"}}}};
+  auto s = backend_settings(p, config, "docker");
+  CHECK(s.at("image").as_string() == "from-policy");
+  CHECK(s.at("socket").as_string() == "/s");
+  CHECK(backend_settings(p, config, "landlock").empty());
+}
+
+TEST_CASE("runner: a named backend that proves the policy runs the plan", "[runner][plugin]") {
+  Registry r(isolated({fixture_dir("good")}));
+  auto inv = invocation({"hello", "world"}, "good");
+  inv.policy.env.pass = {"CI"};
+  inv.timeout = std::chrono::seconds(5);
+  Collect out;
+  auto o = run_invocation(r, inv, out);
+  REQUIRE_FALSE(o.result.error);
+  CHECK(o.backend == "good");
+  CHECK(o.result.exit_code == 0);
+  CHECK(out.out ==
+        "argv: hello world\n"
+        "env: CI=true LANG=C.UTF-8 PATH=/usr/local/bin:/usr/bin:/bin TZ=UTC\n"
+        "settings: 0\n"
+        "deadline: yes\n");
+  CHECK(o.result.report.size() == o.requirements.size());
+  CHECK(requires_capability(o.requirements, "limit.timeout"));
+}
+
+TEST_CASE("runner: invalid backend settings are refused with CRD2015", "[runner][plugin]") {
+  Registry r(isolated({fixture_dir("good")}));
+  auto inv = invocation({"x"}, "good");
+  inv.policy.backends["good"] = boost::json::object{{"greeting", "hi"}, {"colour", 1}};
+  Collect out;
+  auto o = run_invocation(r, inv, out);
+  REQUIRE(o.result.error);
+  CHECK(o.result.error->code() == "CRD2015");
+  CHECK(o.result.error->message() == "backends.good.colour: expected 'greeting' as a string");
+  CHECK(o.result.cli_status() == 125);
+  CHECK(out.out.empty());
+  inv.policy.backends["good"] = boost::json::object{{"greeting", "hi"}};
+  o = run_invocation(r, inv, out);
+  CHECK_FALSE(o.result.error);
+  CHECK(has(out.out, "settings: 1\n"));
+}
+
+TEST_CASE("runner: refusals run nothing and exit 125", "[runner]") {
+  Registry r(isolated({fixture_dir("good")}));
+  Collect out;
+  SECTION("the none backend cannot prove the standard policy") {
+    auto o = run_invocation(r, invocation({"/bin/echo", "ran"}, "none"), out);
+    REQUIRE(o.result.error);
+    CHECK(o.result.error->code() == "CRD1001");
+    CHECK(o.result.cli_status() == 125);
+  }
+  SECTION("an unknown backend lists the known ones") {
+    auto o = run_invocation(r, invocation({"/bin/echo"}, "nope"), out);
+    REQUIRE(o.result.error);
+    CHECK(o.result.error->code() == "CRD3010");
+    CHECK(o.result.error->message() == "no backend named 'nope' (known: good, none)");
+  }
+  SECTION("a workspace that does not exist") {
+    auto inv = invocation({"x"}, "good");
+    inv.workspace = "/nonexistent/ws";
+    auto o = run_invocation(r, inv, out);
+    REQUIRE(o.result.error);
+    CHECK(o.result.error->code() == "CRD4007");
+  }
+  CHECK(out.out.empty());
+}
+
+TEST_CASE("runner: every derived policy is refused on none (writes are always confined)",
+          "[runner][none]") {
+  Registry r(isolated({}));
+  auto inv = invocation({"/bin/sh", "-c", "echo $CI; ulimit -n"}, "none");
+  Collect out;
+  // derive_requirements always asks for fs.write.confine, which none cannot prove: refused.
+  auto refused = run_invocation(r, inv, out);
+  REQUIRE(refused.result.error);
+  CHECK(has(refused.result.error->message(), "fs.write.confine"));
+  CHECK(out.out.empty());
+}

@@ -1,5 +1,4 @@
 // `cordon job start|output|status|wait|stop|list|remove|gc`: background jobs.
-#include <cordon/command_source.hpp>
 #include <cordon/jobs.hpp>
 
 #include <boost/json.hpp>
@@ -7,6 +6,7 @@
 #include <iostream>
 
 #include "job_view.hpp"
+#include "run_input.hpp"
 #include "runtime_options.hpp"
 #include "verbs.hpp"
 
@@ -18,7 +18,7 @@ namespace {
 constexpr int kJobError = 2;
 
 struct JobArgs {
-  std::optional<std::string> policy, backend, workspace, command, state_dir;
+  std::optional<std::string> policy, backend, workspace, command, request, state_dir;
   std::optional<std::string> timeout;
   std::string grace = "5s";
   std::string id;
@@ -46,22 +46,21 @@ Duration duration_arg(const std::string& text, const char* option) {
 }
 
 JobSpec spec_of(const JobArgs& a) {
+  RunInput in;
+  in.policy = a.policy;
+  in.backend = a.backend;
+  in.workspace = a.workspace;
+  in.command = a.command;
+  in.request = a.request;
+  in.argv = a.argv;
+  Invocation inv = build_invocation(in);
   JobSpec spec;
-  spec.workspace = workspace_of(a.workspace);
-  spec.policy = policy_of(a.policy, spec.workspace);
-  CommandInput input;
-  if (a.command && !a.argv.empty())
-    throw Error(code::kBadArgument, "give either --command or a program after '--', not both");
-  if (a.command)
-    input.command = *a.command;
-  else
-    for (const auto& s : a.argv) input.argv.push_back(trusted(s));
-  auto prepared = prepare_command(input, effective_shell_mode(spec.policy, std::getenv(kShellEnv)));
-  check_blocked_commands(prepared.argv, spec.policy, "/usr/local/bin:/usr/bin:/bin",
-                         spec.workspace.string());
-  spec.argv = prepared.argv;
-  spec.shell_unsafe = prepared.shell_unsafe;
-  spec.backend = a.backend;
+  spec.policy = std::move(inv.policy);
+  spec.argv = std::move(inv.argv);
+  spec.workspace = std::move(inv.workspace);
+  spec.backend = std::move(inv.backend);
+  spec.stdin_data = std::move(inv.stdin_data);
+  spec.shell_unsafe = inv.shell_unsafe;
   return spec;
 }
 
@@ -97,6 +96,7 @@ void register_start(CLI::App* job, const std::shared_ptr<JobArgs>& a) {
   s->add_option("--backend", a->backend, "run on this backend, or refuse");
   s->add_option("--workspace", a->workspace, "the command's working directory");
   s->add_option("--command", a->command, "one command string instead of PROGRAM ARGS");
+  s->add_option("--request", a->request, "a JSON request FILE ('-': stdin)");
   s->add_flag("--json", a->json, "print the job as JSON");
   add_common(s, *a);
   add_runtime_options(s, a->runtime);

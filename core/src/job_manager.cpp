@@ -202,11 +202,13 @@ std::string JobManager::output(const std::string& id, std::size_t lines) const {
 }
 
 JobInfo JobManager::wait(const std::string& id, std::optional<Duration> timeout) const {
-  auto deadline = std::chrono::steady_clock::now() + timeout.value_or(Duration::max() / 2);
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  if (timeout) deadline = std::chrono::steady_clock::now() + *timeout;
   auto pause = 10ms;
   for (;;) {
     JobInfo info = status(id);
-    if (ended(info.status) || std::chrono::steady_clock::now() >= deadline) return info;
+    if (ended(info.status) || (deadline && std::chrono::steady_clock::now() >= *deadline))
+      return info;
     std::this_thread::sleep_for(pause);
     pause = std::min<std::chrono::milliseconds>(pause * 2, 100ms);
   }

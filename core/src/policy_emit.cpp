@@ -5,6 +5,7 @@
 #include "policy_emit.hpp"
 #include "policy_keys.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 
@@ -151,7 +152,12 @@ void toml_table(const Node& table, const std::string& path, std::string& out) {
   for (const auto& e : table.entries) {
     if (!e.value.is_table()) continue;
     std::string sub = path.empty() ? key_text(e.key) : path + "." + key_text(e.key);
-    out += "\n[" + sub + "]\n";
+    // A table holding only tables needs no header of its own: its children's define it.
+    const auto& entries = e.value.entries;
+    bool only_tables =
+        !entries.empty() && std::all_of(entries.begin(), entries.end(),
+                                        [](const auto& x) { return x.value.is_table(); });
+    if (!only_tables) out += "\n[" + sub + "]\n";
     toml_table(e.value, sub, out);
   }
 }

@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 
 extern char** environ;
@@ -121,6 +122,10 @@ RunOutcome run_invocation(Registry& registry, const Invocation& inv, OutputSink&
   Policy policy = inv.policy;
   if (inv.timeout) policy.limits.timeout = inv.timeout;
   out.requirements = derive_requirements(policy);
+  for (const auto& extra : inv.extra_requirements)
+    if (!requires_capability(out.requirements, extra.id)) out.requirements.push_back(extra);
+  std::sort(out.requirements.begin(), out.requirements.end(),
+            [](const Requirement& a, const Requirement& b) { return a.id < b.id; });
   if (auto bad = check_workspace(inv.workspace)) return refused(std::move(out), *bad);
   DispatchRequest request{out.requirements, inv.backend, policy.backend.prefer, policy.name};
   out.decision = choose_backend(registry, request);
@@ -132,6 +137,7 @@ RunOutcome run_invocation(Registry& registry, const Invocation& inv, OutputSink&
   // The deadline starts when the command does, not when probing started.
   Plan plan = plan_of(inv, std::move(policy), out.requirements, std::move(settings));
   out.result = backend.run(plan, sink);
+  out.result.notes.insert(out.result.notes.end(), inv.notes.begin(), inv.notes.end());
   return out;
 }
 

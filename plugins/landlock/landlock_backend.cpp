@@ -91,6 +91,9 @@ void fill_outcome(const Outcome& out, const Plan& plan, const Identity& identity
     result.timed_out = true;
     result.signal = SIGKILL;
     result.notes.push_back("the deadline passed: every process of the sandbox was killed");
+  } else if (out.stopped) {
+    result.signal = SIGKILL;
+    result.notes.push_back("stopped: every process of the sandbox was killed");
   } else if (out.exited && WIFEXITED(out.wait_status)) {
     result.exit_code = WEXITSTATUS(out.wait_status);
   } else if (out.exited && WIFSIGNALED(out.wait_status)) {
@@ -283,7 +286,7 @@ void LandlockBackend::execute(const Plan& plan, OutputSink& sink, RunResult& res
     end->reset();
   ParentEnds ends{std::move(pipes.out.read), std::move(pipes.err.read),
                   std::move(pipes.report.read), std::move(pipes.input.write)};
-  Outcome outcome = supervise(started, ends, plan.stdin_data, plan.deadline, sink);
+  Outcome outcome = supervise(started, ends, plan.stdin_data, plan.stop, plan.deadline, sink);
   fill_outcome(outcome, plan, p.identity, cgroup.get(), result);
   result.report =
       enforcement_report({plan, p.view, p.layout, p.rules, p.limits, p.identity, spec.loopback});

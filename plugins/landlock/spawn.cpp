@@ -162,6 +162,8 @@ int command_main(void* arg) noexcept {
 volatile sig_atomic_t g_stop = 0;
 
 void on_stop(int) { g_stop = 1; }
+// A graceful stop (`cordon job stop`): every process of the sandbox gets SIGTERM.
+void on_terminate(int) { ::kill(-1, SIGTERM); }
 
 // Waits for the command, or for cordon's stop request (the deadline); returns its status.
 int wait_for(pid_t command) noexcept {
@@ -191,6 +193,10 @@ void run_init(const ChildSpec& s) noexcept {
   struct sigaction stop {};
   stop.sa_handler = on_stop;  // no SA_RESTART: waitpid returns with EINTR
   ::sigaction(kStopSignal, &stop, nullptr);
+  struct sigaction term {};
+  term.sa_handler = on_terminate;
+  term.sa_flags = SA_RESTART;
+  ::sigaction(SIGTERM, &term, nullptr);
   int status = wait_for(command);
   // Everything left dies now and is reaped here, so that its CPU time is counted; the
   // kernel would kill it anyway when the init exits, but without accounting.

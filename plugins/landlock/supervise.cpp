@@ -168,6 +168,7 @@ Started start_sandbox(const ChildSpec& spec, std::uint64_t flags, int cgroup_fd,
 }
 
 Outcome supervise(Started& started, ParentEnds& ends, const std::optional<std::string>& input,
+                  const std::shared_ptr<StopToken>& stop,
                   std::optional<std::chrono::steady_clock::time_point> deadline, OutputSink& sink) {
   Outcome out;
   SigpipeGuard guard;
@@ -175,15 +176,27 @@ Outcome supervise(Started& started, ParentEnds& ends, const std::optional<std::s
     if (*fd) ::fcntl(fd->get(), F_SETFL, ::fcntl(fd->get(), F_GETFL) | O_NONBLOCK);
   std::array<char, 65536> buf;
   std::size_t written = 0;
-  bool stopping = false, killed = false;
+  bool stopping = false, killed = false, terminated = false;
   while (ends.out || ends.err || ends.report) {
     pollfd fds[4] = {{ends.out.get(), POLLIN, 0},
                      {ends.err.get(), POLLIN, 0},
                      {ends.report.get(), POLLIN, 0},
                      {ends.input.get(), POLLOUT, 0}};
-    int ready = ::poll(fds, 4, poll_timeout(deadline, killed));
+    int timeout = poll_timeout(deadline, killed);
+    if (stop && !killed) timeout = timeout < 0 ? 100 : std::min(timeout, 100);
+    int ready = ::poll(fds, 4, timeout);
     if (ready < 0 && errno != EINTR) break;
     auto now = std::chrono::steady_clock::now();
+    auto asked = stop ? stop->requested() : StopToken::Level::none;
+    if (asked != StopToken::Level::none && !terminated) {
+      send_signal(started.pidfd.get(), SIGTERM);  // the init passes it to every process
+      terminated = true;
+    }
+    if (asked == StopToken::Level::kill && !stopping) {
+      send_signal(started.pidfd.get(), kStopSignal);
+      stopping = out.stopped = true;
+      deadline = now + kStopGrace;
+    }
     if (deadline && !stopping && now >= *deadline) {
       // The init kills and reaps the tree (so its CPU time is counted); SIGKILL follows if it
       // has not finished within the grace period.
@@ -207,6 +220,7 @@ Outcome supervise(Started& started, ParentEnds& ends, const std::optional<std::s
   out.init_status = status;
   // A command that exited on its own just before the deadline was not timed out.
   if (out.timed_out && out.exited) out.timed_out = false;
+  if (out.stopped && out.exited) out.stopped = false;
   return out;
 }
 

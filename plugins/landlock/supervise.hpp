@@ -2,6 +2,9 @@
 // and collecting how it ended. When supervise() returns, no process of the sandbox is alive.
 #pragma once
 
+#include <cordon/stop_token.hpp>
+#include <memory>
+
 #include <cordon/backend.hpp>
 
 #include <sys/resource.h>
@@ -45,6 +48,7 @@ struct Outcome {
   bool exited = false;                 ///< the init reported the command's status
   int wait_status = 0;                 ///< that status
   bool timed_out = false;              ///< the deadline passed and the init was killed
+  bool stopped = false;                ///< a StopToken asked for the kill, and it was done
   std::optional<ChildReport> failure;  ///< setup_failed or exec_failed, if any
   int init_status = 0;                 ///< the init's own wait status
   rusage usage{};                      ///< of the init and everything it reaped
@@ -53,6 +57,7 @@ struct Outcome {
 /// Pumps output to `sink` as it arrives, feeds `input`, kills the init at `deadline`, and
 /// reaps the init once every stream is closed.
 Outcome supervise(Started& started, ParentEnds& ends, const std::optional<std::string>& input,
+                  const std::shared_ptr<StopToken>& stop,
                   std::optional<std::chrono::steady_clock::time_point> deadline, OutputSink& sink);
 
 }  // namespace cordon::landlock

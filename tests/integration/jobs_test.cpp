@@ -172,8 +172,8 @@ TEST_CASE("jobs: setsid and double-fork leave nothing behind after stop", "[jobs
   if (!landlock_usable(env.policy)) return;
   auto marker = escape::unique_marker("cordon-job-escapee");
   auto id = env.start({"sh", "-c",
-                       "setsid sh -c 'sleep 1000 " + marker + " & sleep 1000 " + marker +
-                           "' & (sleep 1000 " + marker + " &) ; echo ready; wait"});
+                       "setsid sh -c 'sleep 1000; :' " + marker + " & (sh -c 'sleep 1000; :' " +
+                           marker + " &) ; echo ready; wait"});
   REQUIRE(wait_for_output(env, id, "ready", 10s));
   std::this_thread::sleep_for(200ms);
   CHECK_FALSE(escape::pids_with_marker(marker).empty());
@@ -185,25 +185,24 @@ TEST_CASE("jobs: setsid and double-fork leave nothing behind after stop", "[jobs
 TEST_CASE("jobs: a job outlives the process that started it", "[jobs][userns]") {
   JobEnv env;
   if (!landlock_usable(env.policy)) return;
+  // The starting process records the id and then dies by SIGKILL, as a crashed host would.
+  std::string id_file = (env.scratch / "id").string();
   escape::SpawnOptions o;
-  o.argv = {CORDON_CLI,
-            "job",
-            "start",
-            "--state-dir",
-            env.state,
-            "--policy",
-            env.policy,
-            "--workspace",
-            env.workspace,
-            "--",
-            "sh",
+  o.argv = {"/bin/sh",
             "-c",
-            "echo alive; sleep 1000"};
-  escape::Process starter(o);
-  auto r = starter.wait();
-  std::string id = r.out.substr(0, r.out.find('\n'));
+            "\"$0\" job start --state-dir \"$1\" --policy \"$2\" --workspace \"$3\" -- sh -c "
+            "'echo alive; sleep 1000' > \"$4\"; kill -9 $$",
+            CORDON_CLI,
+            env.state,
+            env.policy,
+            env.workspace,
+            id_file};
+  auto r = escape::run_process(o);
+  CHECK(r.signal == SIGKILL);
+  std::ifstream in(id_file);
+  std::string id;
+  std::getline(in, id);
   REQUIRE(id.size() == 25);
-  ::kill(starter.pid(), SIGKILL);  // gone already; the job must not depend on it
   REQUIRE(wait_for_output(env, id, "alive", 10s));
   CHECK(env.status(id).at("status").as_string() == "running");
   auto stop = cordon({"job", "stop", id, "--grace", "1s", "--state-dir", env.state});
@@ -292,7 +291,7 @@ TEST_CASE("jobs: 100 jobs started and stopped leave no process, fd or zombie", "
   };
   int fds_before = count_fds();
   for (int i = 0; i < 100; ++i) {
-    auto id = env.start({"sh", "-c", "sleep 1000 " + marker});
+    auto id = env.start({"sh", "-c", "sleep 1000; :", marker});
     auto stop = cordon({"job", "stop", id, "--grace", "1s", "--state-dir", env.state});
     REQUIRE(stop.status == 0);
   }

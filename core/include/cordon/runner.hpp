@@ -35,6 +35,8 @@ struct Invocation {
   boost::json::object config_backends;            ///< [backends] of the configuration file
   bool shell_unsafe = false;        ///< argv is /bin/sh -c STRING by the caller's choice
   std::shared_ptr<StopToken> stop;  ///< lets another thread stop the run (background jobs)
+  Requirements extra_requirements;  ///< asked for beyond the policy (a sandboxed shell)
+  std::vector<std::string> notes;   ///< added to the result's notes (e.g. the shell mode)
 };
 
 /// What happened to an invocation.

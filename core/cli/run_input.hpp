@@ -1,0 +1,25 @@
+// What `cordon run` (and `cordon job start`) run: an argv after `--`, a --command string, or a
+// JSON --request — turned into an Invocation under the policy's shell mode.
+#pragma once
+
+#include <cordon/runner.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cordon::cli {
+
+/// The command-line sources of one run; the request, when given, supplies what it names.
+struct RunInput {
+  std::optional<std::string> policy, backend, workspace, timeout, stdin_file, command, request;
+  std::vector<std::string> argv;
+};
+
+/// Builds the invocation: loads the policy (file, preset or the request's inline policy),
+/// prepares the command under the effective shell mode (CRD4001 / CRD4002 / CRD4003), refuses
+/// blocked commands (CRD4005) and request env names the policy does not pass (CRD4006).
+/// Throws Error / ErrorList.
+Invocation build_invocation(const RunInput& input);
+
+}  // namespace cordon::cli

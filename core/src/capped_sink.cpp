@@ -46,8 +46,8 @@ void CappedSink::flush(Stream s) {
   if (st.ring.empty()) return;
   std::uint64_t omitted = st.total - st.head_sent - st.ring.size();
   if (omitted > 0) {
-    downstream_.write(s, "\n[cordon: " + std::to_string(omitted) +
-                             " bytes omitted; head and tail kept]\n");
+    downstream_.write(
+        s, "\n[cordon: " + std::to_string(omitted) + " bytes omitted; head and tail kept]\n");
   }
   std::string_view ring(st.ring);
   downstream_.write(s, ring.substr(st.ring_pos));

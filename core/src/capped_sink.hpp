@@ -25,8 +25,8 @@ class CORDON_API CappedSink final : public OutputSink {
   struct StreamState {
     std::uint64_t total = 0;
     std::uint64_t head_sent = 0;
-    std::string ring;         // tail bytes, circular once full
-    std::size_t ring_pos = 0; // next write position once the ring is full
+    std::string ring;          // tail bytes, circular once full
+    std::size_t ring_pos = 0;  // next write position once the ring is full
   };
   StreamState& state(Stream s) { return s == Stream::out ? out_ : err_; }
   const StreamState& state(Stream s) const { return s == Stream::out ? out_ : err_; }

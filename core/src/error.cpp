@@ -12,8 +12,7 @@ std::string Location::str() const {
   return out;
 }
 
-Error::Error(std::string code, std::string message, std::string hint,
-             std::optional<Location> where)
+Error::Error(std::string code, std::string message, std::string hint, std::optional<Location> where)
     : code_(std::move(code)),
       message_(std::move(message)),
       hint_(std::move(hint)),

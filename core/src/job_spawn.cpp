@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <linux/close_range.h>
 #include <pwd.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -32,6 +33,12 @@ namespace {
   int null = ::open("/dev/null", O_RDWR);
   if (null >= 0) ::dup2(null, 0), ::dup2(null, 1), ::dup2(null, 2);
   ::syscall(SYS_close_range, 3u, ~0u, CLOSE_RANGE_CLOEXEC);
+  // A stop may come before the supervisor waits for it: keep it pending across exec (the
+  // signal mask survives exec; the supervisor's watcher takes it with sigwait).
+  sigset_t stops;
+  ::sigemptyset(&stops);
+  for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGUSR1}) ::sigaddset(&stops, sig);
+  ::sigprocmask(SIG_BLOCK, &stops, nullptr);
   pid_t me = ::getpid();
   (void)!::write(report, &me, sizeof me);
   ::execv(exe, argv);

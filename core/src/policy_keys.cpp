@@ -126,24 +126,27 @@ KeySpec extends_key() {
   return s;
 }
 
-KeySpec read_key() {
-  KeySpec s{"filesystem", "read", ValueKind::read_paths,
-            "Readable paths, or \"host\": everything not blocked is readable."};
+// filesystem.read and filesystem.write: a list of paths, or "host" for the whole host.
+template <bool Filesystem::*Host, std::vector<std::string> Filesystem::*Paths>
+KeySpec host_or_paths_key(const char* key, const char* doc) {
+  KeySpec s{"filesystem", key, ValueKind::read_paths, doc};
   s.decode = [](const Node& n, Policy& p, Decoder& d, const KeySpec& k) {
+    std::string name(k.key);
     if (n.type == NodeType::string && n.text == "host") {
-      p.filesystem.read_host = true;
-      p.filesystem.read.clear();
+      p.filesystem.*Host = true;
+      (p.filesystem.*Paths).clear();
     } else if (n.type == NodeType::string) {
-      d.bad_value(n, "'filesystem.read' takes a list of paths or \"host\", saw " + describe(n),
-                  "write read = [\"/usr\", ...] or read = \"host\"");
+      d.bad_value(n,
+                  "'filesystem." + name + "' takes a list of paths or \"host\", saw " + describe(n),
+                  "write " + name + " = [\"/usr\", ...] or " + name + " = \"host\"");
     } else if (auto v = d.strings(n, k)) {
-      p.filesystem.read_host = false;
-      p.filesystem.read = std::move(*v);
+      p.filesystem.*Host = false;
+      p.filesystem.*Paths = std::move(*v);
     }
   };
   s.encode = [](const Policy& p) {
-    return p.filesystem.read_host ? std::optional<Node>(make_string("host"))
-                                  : encode(p.filesystem.read);
+    return p.filesystem.*Host ? std::optional<Node>(make_string("host"))
+                              : encode(p.filesystem.*Paths);
   };
   return s;
 }
@@ -234,11 +237,12 @@ std::vector<KeySpec> make_keys() {
       count_key(
           "limits", "max_log_bytes", kMaxBytes, "Largest log a background job keeps.",
           [](auto& p) -> auto& { return p.limits.max_log_bytes; }),
-      read_key(),
-      list_key(
-          "filesystem", "write", ValueKind::paths,
-          "Writable paths; \"{workspace}\" is the directory the command runs in.",
-          [](auto& p) -> auto& { return p.filesystem.write; }),
+      host_or_paths_key<&Filesystem::read_host, &Filesystem::read>(
+          "read", "Readable paths, or \"host\": everything not blocked is readable."),
+      host_or_paths_key<&Filesystem::write_host, &Filesystem::write>(
+          "write",
+          "Writable paths (\"{workspace}\" is the directory the command runs in), or \"host\": "
+          "wherever the invoking user can write (no confinement)."),
       list_key(
           "filesystem", "blocked", ValueKind::paths,
           "Paths that cannot be read, listed, written or executed.",

@@ -83,7 +83,8 @@ void check_programs(const Policy& policy, Diagnostics& diag) {
 
 void check_contradictions(const Policy& policy, Diagnostics& diag) {
   check_ports(policy, diag);
-  check_paths(policy, policy.filesystem.write, "write", "writable", diag);
+  if (!policy.filesystem.write_host)
+    check_paths(policy, policy.filesystem.write, "write", "writable", diag);
   if (!policy.filesystem.read_host)
     check_paths(policy, policy.filesystem.read, "read", "readable", diag);
   check_programs(policy, diag);

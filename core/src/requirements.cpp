@@ -29,8 +29,9 @@ void filesystem_requirements(const Filesystem& fs, Requirements& out) {
   if (!fs.blocked.empty())
     out.push_back({std::string(cap::fs_read_block),
                    "filesystem.blocked (" + count_of(fs.blocked.size(), "path") + ")"});
-  out.push_back({std::string(cap::fs_write_confine),
-                 "filesystem.write (" + count_of(fs.write.size(), "path") + ")"});
+  if (!fs.write_host)
+    out.push_back({std::string(cap::fs_write_confine),
+                   "filesystem.write (" + count_of(fs.write.size(), "path") + ")"});
   if (fs.home == HomeMode::private_home)
     out.push_back({std::string(cap::home_private), "filesystem.home = \"private\""});
 }

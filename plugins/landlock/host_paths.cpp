@@ -6,7 +6,9 @@
 #include <dirent.h>
 #include <elf.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -67,9 +69,33 @@ void collect_links(const std::string& lexical, HostView& view) {
   }
 }
 
+// Beneath a writable directory (the workspace, a write path) the command or an agent may have
+// planted a symlink: a grant there must not follow one out. Refuses (CRD4004) a policy path that
+// lies strictly beneath `bases` and reaches its target through a symlink below that base.
+void refuse_planted_symlink(const std::string& path, const std::vector<std::string>& bases) {
+  for (const auto& base : bases) {
+    std::string dir = base.empty() || base.back() == '/' ? base : base + "/";
+    if (dir.empty() || path.size() <= dir.size() || path.rfind(dir, 0) != 0) continue;
+    UniqueFd root(::open(base.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    if (!root) continue;
+    open_how how{};
+    how.flags = O_PATH | O_CLOEXEC;
+    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+    std::string rest = path.substr(dir.size());
+    UniqueFd fd(
+        static_cast<int>(::syscall(SYS_openat2, root.get(), rest.c_str(), &how, sizeof how)));
+    if (!fd && (errno == ELOOP || errno == EXDEV))
+      throw Error(code::kPathEscape,
+                  "policy path '" + path + "' lies in the writable directory '" + base +
+                      "' and resolves through a symlink there; its target is not granted",
+                  "grant the target's real path in the policy, or remove the symlink");
+  }
+}
+
 void add_paths(const std::vector<std::string>& given, const char* what, std::vector<HostPath>& out,
-               HostView& view) {
+               HostView& view, const std::vector<std::string>& writable_bases) {
   for (const auto& p : given) {
+    refuse_planted_symlink(fs::path(p).lexically_normal().string(), writable_bases);
     auto found = existing(p);
     if (!found) {
       view.notes.push_back(std::string(what) + " path '" + p + "' does not exist: skipped");
@@ -238,9 +264,11 @@ HostView gather_host_view(const Plan& plan) {
   } else {
     view.home = plan.host_home.lexically_normal().string();
   }
-  if (!view.read_host) add_paths(fsys.read, "read", view.read, view);
+  std::vector<std::string> bases = fsys.write;
+  bases.push_back(plan.workspace.string());
+  if (!view.read_host) add_paths(fsys.read, "read", view.read, view, bases);
   if (!view.read_host && plan.policy.network.allow) add_resolver(view);
-  add_paths(fsys.write, "write", view.write, view);
+  add_paths(fsys.write, "write", view.write, view, bases);
   add_blocked(fsys.blocked, view);
   std::string search = env_path(plan) + ":" + system_search_path();
   add_programs(plan.policy.process.blocked_commands, search, view.blocked_exec, nullptr);

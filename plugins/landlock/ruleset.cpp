@@ -4,7 +4,6 @@
 #include <cordon/error.hpp>
 
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -121,40 +120,6 @@ RulesetPlan plan_ruleset(int abi, const HostView& view, const Layout& layout, co
   return plan;
 }
 
-namespace {
-
-// The writable directory of `plan` that `path` lies strictly beneath, or "".
-std::string writable_parent(const RulesetPlan& plan, const std::string& path) {
-  for (const auto& w : plan.host) {
-    if ((w.access & write_rights(plan.abi)) == 0 || w.path == path) continue;
-    std::string dir = w.path.back() == '/' ? w.path : w.path + "/";
-    if (path.rfind(dir, 0) == 0) return w.path;
-  }
-  return {};
-}
-
-// Opens a rule's path. Beneath a writable directory the command (or an agent) may have planted
-// a symlink, so there no component may be a symlink: a grant never follows one out.
-UniqueFd open_rule_path(const RulesetPlan& plan, const std::string& path) {
-  std::string parent = writable_parent(plan, path);
-  if (parent.empty()) return UniqueFd(::open(path.c_str(), O_PATH | O_CLOEXEC));
-  UniqueFd base(::open(parent.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-  if (!base) return base;
-  std::string rest = path.substr(parent.size() + (parent.back() == '/' ? 0 : 1));
-  open_how how{};
-  how.flags = O_PATH | O_CLOEXEC;
-  how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-  UniqueFd fd(static_cast<int>(::syscall(SYS_openat2, base.get(), rest.c_str(), &how, sizeof how)));
-  if (!fd && (errno == ELOOP || errno == EXDEV))
-    throw Error(code::kPathEscape,
-                "policy path '" + path + "' lies in the writable directory '" + parent +
-                    "' and resolves through a symlink; its target is not granted",
-                "grant the target's real path in the policy, or remove the symlink");
-  return fd;
-}
-
-}  // namespace
-
 UniqueFd create_ruleset(const RulesetPlan& plan) {
   RulesetAttr attr{plan.handled_fs, plan.handled_net, plan.scoped};
   std::size_t size = plan.abi >= 6 ? sizeof attr : plan.abi >= 4 ? 16 : 8;
@@ -163,7 +128,7 @@ UniqueFd create_ruleset(const RulesetPlan& plan) {
     throw Error(code::kIsolationFailed,
                 std::string("landlock: cannot create a ruleset: ") + std::strerror(errno));
   for (const auto& rule : plan.host) {
-    UniqueFd target = open_rule_path(plan, rule.path);
+    UniqueFd target(::open(rule.path.c_str(), O_PATH | O_CLOEXEC));
     if (!target) {
       if (errno == ENOENT && rule.path.rfind("/dev/", 0) == 0) continue;  // e.g. no /dev/tty
       throw Error(code::kIsolationFailed,

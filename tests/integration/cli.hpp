@@ -29,11 +29,10 @@ struct Scratch {
     char tmpl[] = "/tmp/cordon-itest-XXXXXX";
     dir = ::mkdtemp(tmpl);
     // Run as root, a sandbox maps to an unprivileged uid that must reach the workspace.
-    std::filesystem::permissions(dir, std::filesystem::perms::owner_all |
-                                          std::filesystem::perms::group_read |
-                                          std::filesystem::perms::group_exec |
-                                          std::filesystem::perms::others_read |
-                                          std::filesystem::perms::others_exec);
+    std::filesystem::permissions(
+        dir, std::filesystem::perms::owner_all | std::filesystem::perms::group_read |
+                 std::filesystem::perms::group_exec | std::filesystem::perms::others_read |
+                 std::filesystem::perms::others_exec);
   }
   ~Scratch() {
     std::error_code ec;

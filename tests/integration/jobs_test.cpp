@@ -298,6 +298,7 @@ TEST_CASE("jobs: 100 jobs started and stopped leave no process, fd or zombie", "
   CHECK(escape::pids_with_marker(marker).empty());
   CHECK(count_fds() == fds_before);
   auto list = cordon({"job", "list", "--state-dir", env.state});
+  INFO(list.out << list.err);
   CHECK(list.out.empty());  // nothing running, nothing lost
   auto gc = cordon({"job", "gc", "--state-dir", env.state});
   CHECK(gc.out == "removed 100 ended job(s)\n");

@@ -49,6 +49,9 @@ TEST_CASE("policy_io: awkward values round-trip", "[policy][io]") {
   p.filesystem.read_host = true;
   p.filesystem.read.clear();
   p.filesystem.write = {"{workspace}", "/tmp/with space", "/t/#not-a-comment", "relative"};
+  check_round_trips(p);
+  p.filesystem.write_host = true;  // write = "host"
+  p.filesystem.write.clear();
   p.filesystem.blocked = {};
   p.network.connect_ports = {1, 65535};
   p.process.shell = ShellMode::unsafe;

@@ -45,7 +45,7 @@ TEST_CASE("policy_toml: wrong types name what was expected and what was seen", "
       "allow = \"no\"\n"
       "connect_ports = [443, \"80\"]\n"
       "[filesystem]\n"
-      "write = \"/tmp\"\n",
+      "write = 5\n",
       "p.toml");
   REQUIRE(errors.size() == 5);
   CHECK_ERROR_AT(errors, "CRD2004", 3, 13);
@@ -319,4 +319,20 @@ TEST_CASE("policy: writable and blocked paths compare without expanding them", "
   CHECK(errors[0].message().find("'src/x'") != std::string::npos);
   CHECK(errors[1].message().find("'~/a/./b'") != std::string::npos);
   CHECK_ERROR_AT(errors, "CRD2006", 3, 9);
+}
+
+TEST_CASE("policy: read and write take a list of paths or \"host\"", "[policy]") {
+  auto p =
+      load_policy_text("version = 1\n[filesystem]\nwrite = \"host\"\nread = \"host\"\n", "p.toml");
+  CHECK(p.filesystem.write_host);
+  CHECK(p.filesystem.write.empty());
+  CHECK(p.filesystem.read_host);
+  auto listed = load_policy_text("version: 1\nfilesystem: {write: [/tmp]}\n", "p.yaml");
+  CHECK_FALSE(listed.filesystem.write_host);
+  CHECK(listed.filesystem.write == std::vector<std::string>{"/tmp"});
+  auto errors = text_errors("version = 1\n[filesystem]\nwrite = \"/tmp\"\n", "p.toml");
+  REQUIRE(errors.size() == 1);
+  CHECK_ERROR_AT(errors, "CRD2005", 3, 9);
+  CHECK(errors[0].message() ==
+        "'filesystem.write' takes a list of paths or \"host\", saw string '/tmp'");
 }

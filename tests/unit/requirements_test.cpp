@@ -121,3 +121,12 @@ TEST_CASE("requirements: sorted, unique, each with its clause", "[requirements]"
   REQUIRE(mem != reqs.end());
   CHECK(mem->clause == "limits.memory_mb = 512");
 }
+
+TEST_CASE("requirements: write = \"host\" asks for no write confinement", "[requirements]") {
+  auto p = open_policy();
+  CHECK(has(p, cap::fs_write_confine));
+  p.filesystem.write_host = true;
+  CHECK_FALSE(has(p, cap::fs_write_confine));
+  CHECK(ids(derive_requirements(p)) ==
+        std::vector<std::string>{"env.grant", "identity.unprivileged"});
+}

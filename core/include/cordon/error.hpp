@@ -24,10 +24,13 @@ struct CORDON_API Location {
 /// Stable error codes, grouped by block. A code is never reused; the README documents each one.
 namespace code {
 // CRD1xxx isolation could not be established or proven
-inline constexpr const char* kUnproven = "CRD1001";          ///< no backend proves every requirement
-inline constexpr const char* kBackendResource = "CRD1002";   ///< a resource the backend needs is missing
-inline constexpr const char* kIsolationFailed = "CRD1003";   ///< a mechanism failed while setting up a run
-inline constexpr const char* kBackendUnavailable = "CRD1004";///< the named backend is not usable here
+inline constexpr const char* kUnproven = "CRD1001";  ///< no backend proves every requirement
+inline constexpr const char* kBackendResource =
+    "CRD1002";  ///< a resource the backend needs is missing
+inline constexpr const char* kIsolationFailed =
+    "CRD1003";  ///< a mechanism failed while setting up a run
+inline constexpr const char* kBackendUnavailable =
+    "CRD1004";  ///< the named backend is not usable here
 // CRD2xxx policy file and settings
 inline constexpr const char* kFileUnreadable = "CRD2001";
 inline constexpr const char* kSyntax = "CRD2002";
@@ -42,8 +45,9 @@ inline constexpr const char* kDuplicateKey = "CRD2010";
 inline constexpr const char* kUnknownFormat = "CRD2011";
 inline constexpr const char* kVersion = "CRD2012";
 inline constexpr const char* kTooManyErrors = "CRD2013";
-inline constexpr const char* kInputRejected = "CRD2014";     ///< too large, too deep, binary, not UTF-8
-inline constexpr const char* kBadSettings = "CRD2015";       ///< a backend's settings table is invalid
+inline constexpr const char* kInputRejected =
+    "CRD2014";                                          ///< too large, too deep, binary, not UTF-8
+inline constexpr const char* kBadSettings = "CRD2015";  ///< a backend's settings table is invalid
 inline constexpr const char* kMissingKey = "CRD2016";
 // CRD3xxx plugins
 inline constexpr const char* kPluginLoad = "CRD3001";
@@ -57,8 +61,8 @@ inline constexpr const char* kPluginNotAllowed = "CRD3008";
 inline constexpr const char* kPluginDigest = "CRD3009";
 inline constexpr const char* kUnknownBackend = "CRD3010";
 inline constexpr const char* kPluginConfig = "CRD3011";
-inline constexpr const char* kPluginName = "CRD3012";     ///< info record name differs from file name
-inline constexpr const char* kPluginDir = "CRD3013";      ///< a plugin directory cannot be read
+inline constexpr const char* kPluginName = "CRD3012";  ///< info record name differs from file name
+inline constexpr const char* kPluginDir = "CRD3013";   ///< a plugin directory cannot be read
 // CRD4xxx refused input
 inline constexpr const char* kShellOperator = "CRD4001";
 inline constexpr const char* kFlagInjection = "CRD4002";
@@ -66,9 +70,9 @@ inline constexpr const char* kControlChar = "CRD4003";
 inline constexpr const char* kPathEscape = "CRD4004";
 inline constexpr const char* kBlockedCommand = "CRD4005";
 inline constexpr const char* kBadRequest = "CRD4006";
-inline constexpr const char* kBadArgument = "CRD4007";      ///< bad CLI argument (duration, workspace)
-inline constexpr const char* kBlockedPath = "CRD4008";      ///< a file API path the policy blocks
-inline constexpr const char* kWorkspaceIo = "CRD4009";      ///< a file API operation failed
+inline constexpr const char* kBadArgument = "CRD4007";  ///< bad CLI argument (duration, workspace)
+inline constexpr const char* kBlockedPath = "CRD4008";  ///< a file API path the policy blocks
+inline constexpr const char* kWorkspaceIo = "CRD4009";  ///< a file API operation failed
 // CRD5xxx execution
 inline constexpr const char* kTimeout = "CRD5001";
 inline constexpr const char* kOutputTruncated = "CRD5002";
@@ -77,9 +81,9 @@ inline constexpr const char* kNotFound = "CRD5004";
 inline constexpr const char* kNotExecutable = "CRD5005";
 // CRD6xxx jobs
 inline constexpr const char* kNoSuchJob = "CRD6001";
-inline constexpr const char* kJobRunning = "CRD6002";   ///< remove refused: the job still runs
-inline constexpr const char* kJobStart = "CRD6003";     ///< the supervisor could not be started
-inline constexpr const char* kJobState = "CRD6004";     ///< a job's state files are unreadable
+inline constexpr const char* kJobRunning = "CRD6002";  ///< remove refused: the job still runs
+inline constexpr const char* kJobStart = "CRD6003";    ///< the supervisor could not be started
+inline constexpr const char* kJobState = "CRD6004";    ///< a job's state files are unreadable
 }  // namespace code
 
 /// A failure with a stable code. Messages are lowercase, values quoted, no trailing period.

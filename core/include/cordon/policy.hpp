@@ -34,7 +34,7 @@ struct Limits {
   std::optional<Duration> timeout;
   std::uint64_t max_output_bytes = 1024 * 1024;  ///< per stream; over it head and tail are kept
   std::optional<std::uint64_t> max_file_size_mb;
-  std::optional<Duration> job_lifetime;          ///< background jobs only; none = until stopped
+  std::optional<Duration> job_lifetime;  ///< background jobs only; none = until stopped
   std::uint64_t max_log_bytes = 64ull * 1024 * 1024;
   bool operator==(const Limits&) const = default;
 };
@@ -44,6 +44,7 @@ struct Filesystem {
   bool read_host = false;  ///< read = "host": everything not blocked is readable
   std::vector<std::string> read = {"/usr", "/lib", "/lib64", "/bin", "/sbin", "/etc"};
   std::vector<std::string> write = {"{workspace}"};
+  bool write_host = false;  ///< write = "host": no write confinement asked for
   std::vector<std::string> blocked;
   HomeMode home = HomeMode::private_home;
   bool operator==(const Filesystem&) const = default;

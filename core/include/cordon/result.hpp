@@ -22,9 +22,9 @@ struct Enforcement {
 
 /// The outcome of Backend::run.
 struct CORDON_API RunResult {
-  int exit_code = -1;          ///< the command's exit status, or -1 when it did not exit
-  int signal = 0;              ///< the signal that killed it, or 0
-  bool timed_out = false;      ///< the deadline passed and the tree was killed
+  int exit_code = -1;      ///< the command's exit status, or -1 when it did not exit
+  int signal = 0;          ///< the signal that killed it, or 0
+  bool timed_out = false;  ///< the deadline passed and the tree was killed
   bool stdout_truncated = false;
   bool stderr_truncated = false;
   std::uint64_t stdout_bytes = 0;  ///< bytes the command wrote, before truncation

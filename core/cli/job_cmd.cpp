@@ -64,20 +64,6 @@ JobSpec spec_of(const JobArgs& a) {
   return spec;
 }
 
-// Runs a verb body; errors are printed once and give exit status 2.
-template <class F>
-void guarded(F&& body) {
-  try {
-    set_exit_status(body());
-  } catch (const ErrorList& e) {
-    print_errors(e.errors());
-    set_exit_status(kJobError);
-  } catch (const Error& e) {
-    print_errors({e});
-    set_exit_status(kJobError);
-  }
-}
-
 void add_common(CLI::App* v, JobArgs& a) {
   v->add_option("--state-dir", a.state_dir,
                 "job state directory (default: $XDG_STATE_HOME/cordon/jobs)");
@@ -102,7 +88,7 @@ void register_start(CLI::App* job, const std::shared_ptr<JobArgs>& a) {
   add_runtime_options(s, a->runtime);
   s->add_option("PROGRAM", a->argv, "the program and its arguments, after --");
   s->callback([a] {
-    guarded([&] {
+    run_verb(kJobError, [&] {
       auto m = manager_of(*a);
       print_job(m.start(spec_of(*a)), a->json, true);
       return 0;
@@ -115,7 +101,7 @@ void register_inspect(CLI::App* job, const std::shared_ptr<JobArgs>& a) {
   out->add_option("--tail", a->tail, "how many lines (default 200)");
   out->add_flag("--json", a->json, "print JSON");
   out->callback([a] {
-    guarded([&] {
+    run_verb(kJobError, [&] {
       auto text = manager_of(*a).output(a->id, a->tail);
       if (a->json)
         std::cout << boost::json::serialize(output_json(a->id, text)) << "\n";
@@ -126,13 +112,14 @@ void register_inspect(CLI::App* job, const std::shared_ptr<JobArgs>& a) {
   });
   auto* st = add_id_verb(job, "status", "print a job's state", *a);
   st->add_flag("--json", a->json, "print JSON");
-  st->callback(
-      [a] { guarded([&] { return print_job(manager_of(*a).status(a->id), a->json), 0; }); });
+  st->callback([a] {
+    run_verb(kJobError, [&] { return print_job(manager_of(*a).status(a->id), a->json), 0; });
+  });
   auto* w = add_id_verb(job, "wait", "wait for a job to end; exit with its status", *a);
   w->add_option("--timeout", a->timeout, "give up after this long (exit 124)");
   w->add_flag("--json", a->json, "print JSON");
   w->callback([a] {
-    guarded([&] {
+    run_verb(kJobError, [&] {
       std::optional<Duration> t;
       if (a->timeout) t = duration_arg(*a->timeout, "--timeout");
       auto info = manager_of(*a).wait(a->id, t);
@@ -147,7 +134,7 @@ void register_control(CLI::App* job, const std::shared_ptr<JobArgs>& a) {
   stop->add_option("--grace", a->grace, "time between SIGTERM and SIGKILL (default 5s)");
   stop->add_flag("--json", a->json, "print JSON");
   stop->callback([a] {
-    guarded([&] {
+    run_verb(kJobError, [&] {
       auto m = manager_of(*a);
       print_job(m.stop(a->id, duration_arg(a->grace, "--grace")), a->json);
       return 0;
@@ -157,14 +144,15 @@ void register_control(CLI::App* job, const std::shared_ptr<JobArgs>& a) {
   list->add_flag("--all", a->all, "include ended jobs");
   list->add_flag("--json", a->json, "print JSON");
   add_common(list, *a);
-  list->callback(
-      [a] { guarded([&] { return print_jobs(manager_of(*a).list(a->all), a->json), 0; }); });
+  list->callback([a] {
+    run_verb(kJobError, [&] { return print_jobs(manager_of(*a).list(a->all), a->json), 0; });
+  });
   auto* rm = add_id_verb(job, "remove", "delete the record of an ended job", *a);
-  rm->callback([a] { guarded([&] { return manager_of(*a).remove(a->id), 0; }); });
+  rm->callback([a] { run_verb(kJobError, [&] { return manager_of(*a).remove(a->id), 0; }); });
   auto* gc = job->add_subcommand("gc", "delete the records of every ended job");
   add_common(gc, *a);
   gc->callback([a] {
-    guarded([&] {
+    run_verb(kJobError, [&] {
       std::cout << "removed " << manager_of(*a).gc() << " ended job(s)\n";
       return 0;
     });

@@ -56,20 +56,6 @@ int requirements(const std::string& file, bool json) {
   return 0;
 }
 
-// Runs a verb body, printing a failed policy's errors once.
-template <class F>
-void guarded(F&& body) {
-  try {
-    set_exit_status(body());
-  } catch (const ErrorList& e) {
-    print_errors(e.errors());
-    set_exit_status(kInvalidPolicy);
-  } catch (const Error& e) {
-    print_errors({e});
-    set_exit_status(kInvalidPolicy);
-  }
-}
-
 }  // namespace
 
 void register_policy(CLI::App& app) {
@@ -79,7 +65,7 @@ void register_policy(CLI::App& app) {
   auto* c = policy->add_subcommand("check", "validate policy files, reporting every problem");
   auto files = std::make_shared<std::vector<std::string>>();
   c->add_option("FILE", *files, "policy files (.toml, .yaml, .yml) or preset names")->required();
-  c->callback([files] { guarded([&] { return check(*files); }); });
+  c->callback([files] { run_verb(kInvalidPolicy, [&] { return check(*files); }); });
 
   auto* s = policy->add_subcommand("show", "print the effective policy after presets and extends");
   auto show_file = std::make_shared<std::string>();
@@ -87,14 +73,17 @@ void register_policy(CLI::App& app) {
   s->add_option("FILE", *show_file, "policy file or preset name")->required();
   s->add_option("--format", *format, "toml, yaml or json")
       ->check(CLI::IsMember({"toml", "yaml", "json"}));
-  s->callback([show_file, format] { guarded([&] { return show(*show_file, *format); }); });
+  s->callback(
+      [show_file, format] { run_verb(kInvalidPolicy, [&] { return show(*show_file, *format); }); });
 
   auto* r = policy->add_subcommand("requirements", "list the capabilities a policy needs proven");
   auto req_file = std::make_shared<std::string>();
   auto json = std::make_shared<bool>(false);
   r->add_option("FILE", *req_file, "policy file or preset name")->required();
   r->add_flag("--json", *json, "print JSON");
-  r->callback([req_file, json] { guarded([&] { return requirements(*req_file, *json); }); });
+  r->callback([req_file, json] {
+    run_verb(kInvalidPolicy, [&] { return requirements(*req_file, *json); });
+  });
 
   auto* schema = policy->add_subcommand("schema", "print the JSON Schema of the policy format");
   schema->callback([] { std::cout << policy_json_schema(); });

@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "verbs.hpp"
+
 namespace cordon::cli {
 
 /// --plugin-dir DIR (repeatable) and --config FILE.
@@ -42,6 +44,21 @@ Policy policy_of(const std::optional<std::string>& file, const std::filesystem::
 
 /// Prints each error as "error[CODE]: ..." on stderr.
 void print_errors(const std::vector<Error>& errors);
+
+/// Runs a verb's body and sets cordon's exit status to what it returns; an Error or ErrorList
+/// is printed once and gives `error_status` instead.
+template <class F>
+void run_verb(int error_status, F&& body) {
+  try {
+    set_exit_status(body());
+  } catch (const ErrorList& e) {
+    print_errors(e.errors());
+    set_exit_status(error_status);
+  } catch (const Error& e) {
+    print_errors({e});
+    set_exit_status(error_status);
+  }
+}
 
 /// Prints the registry's diagnostics as "warning[CODE]: ..." / "error[CODE]: ..." lines, except
 /// one equal to `except` (already printed as the run's own error).

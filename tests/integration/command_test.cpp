@@ -1,0 +1,137 @@
+// Command strings, shell modes, untrusted arguments and JSON requests through the real CLI.
+#include <boost/json.hpp>
+
+#include <fstream>
+
+#include "cli.hpp"
+
+using namespace itest;
+namespace json = boost::json;
+
+namespace {
+
+// A policy with the given process.shell, no cgroup limits (so any user can run it).
+std::string policy_with_shell(Scratch& s, const std::string& shell) {
+  std::string file = (s / ("shell-" + shell + ".toml")).string();
+  std::ofstream(file) << "version = 1\n[policy]\nname = \"shell-test\"\n[process]\nshell = \""
+                      << shell << "\"\n[env]\npass = [\"CI_MARK\"]\n";
+  return file;
+}
+
+std::vector<std::string> run_args(Scratch& s, const std::string& policy,
+                                  std::vector<std::string> rest) {
+  std::vector<std::string> a = {"run", "--policy", policy, "--workspace", s.dir.string()};
+  a.insert(a.end(), rest.begin(), rest.end());
+  return a;
+}
+
+}  // namespace
+
+TEST_CASE("command: a string without operators is split, never given to a shell",
+          "[command][cli]") {
+  Scratch s;
+  auto policy = policy_with_shell(s, "off");
+  if (!landlock_usable(policy)) return;
+  auto r = cordon(run_args(s, policy, {"--command", "printf '%s|' 'a b' \"c d\" e"}));
+  INFO(r.err);
+  CHECK(r.status == 0);
+  CHECK(r.out == "a b|c d|e|");
+}
+
+TEST_CASE("command: shell = off refuses an operator, naming it; nothing runs", "[command][cli]") {
+  Scratch s;
+  auto policy = policy_with_shell(s, "off");
+  auto r = cordon(run_args(s, policy, {"--command", "echo x > made.txt"}));
+  CHECK(r.status == 125);
+  CHECK(r.err.find("CRD4001") != std::string::npos);
+  CHECK(r.err.find("'>'") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(s / "made.txt"));
+}
+
+TEST_CASE("command: shell = sandboxed runs the string under /bin/sh in the sandbox",
+          "[command][cli]") {
+  Scratch s;
+  auto policy = policy_with_shell(s, "sandboxed");
+  if (!landlock_usable(policy)) return;
+  auto r = cordon(run_args(s, policy, {"--json", "--command", "echo one | tr a-z A-Z"}));
+  INFO(r.out << r.err);
+  CHECK(r.status == 0);
+  auto o = json::parse(r.out).as_object();
+  CHECK(o.at("stdout").as_string() == "ONE\n");
+  CHECK(o.at("backend").as_string() == "landlock");
+  // Never on `none`: the shell needs a backend that contains it.
+  auto none = cordon(run_args(s, policy, {"--backend", "none", "--command", "echo hi | cat"}));
+  CHECK(none.status == 125);
+  CHECK(none.err.find("CRD1001") != std::string::npos);
+  CHECK(none.err.find("proc.isolate") != std::string::npos);
+}
+
+TEST_CASE("command: CORDON_SHELL makes the mode stricter, never looser", "[command][cli]") {
+  Scratch s;
+  auto sandboxed = policy_with_shell(s, "sandboxed");
+  auto off = policy_with_shell(s, "off");
+  auto stricter =
+      cordon(run_args(s, sandboxed, {"--command", "echo a | cat"}), {{"CORDON_SHELL", "off"}});
+  CHECK(stricter.status == 125);
+  CHECK(stricter.err.find("CRD4001") != std::string::npos);
+  auto looser =
+      cordon(run_args(s, off, {"--command", "echo a | cat"}), {{"CORDON_SHELL", "unsafe"}});
+  CHECK(looser.status == 125);
+  CHECK(looser.err.find("CRD4001") != std::string::npos);
+  auto bad = cordon(run_args(s, off, {"--command", "true"}), {{"CORDON_SHELL", "perhaps"}});
+  CHECK(bad.status == 125);
+  CHECK(bad.err.find("CRD4007") != std::string::npos);
+}
+
+TEST_CASE("command: a JSON request with untrusted arguments", "[command][cli]") {
+  Scratch s;
+  auto policy = policy_with_shell(s, "off");
+  if (!landlock_usable(policy)) return;
+  std::string ok = (s / "ok.json").string();
+  std::ofstream(ok)
+      << R"({"argv": ["sh", "-c", "echo \"$0:$CI_MARK\"", {"untrusted": "safe-value"}],)"
+      << R"( "policy": ")" << policy << R"(", "workspace": ")" << s.dir.string()
+      << R"(", "env": {"CI_MARK": "granted"}, "stdin": "ignored"})";
+  auto r = cordon({"run", "--request", ok, "--json"});
+  INFO(r.out << r.err);
+  CHECK(r.status == 0);
+  CHECK(json::parse(r.out).at("stdout").as_string() == "safe-value:granted\n");
+
+  std::string flag = (s / "flag.json").string();
+  std::ofstream(flag) << R"({"argv": ["ls", {"untrusted": "--color=always"}], "policy": ")"
+                      << policy << R"("})";
+  auto refused = cordon({"run", "--request", flag, "--json"});
+  CHECK(refused.status == 125);
+  auto err = json::parse(refused.out).at("error").as_object();
+  CHECK(err.at("code").as_string() == "CRD4002");
+  CHECK(std::string(err.at("message").as_string()).find("argument 1") != std::string::npos);
+
+  std::string env = (s / "env.json").string();
+  std::ofstream(env) << R"({"argv": ["true"], "policy": ")" << policy
+                     << R"(", "env": {"SECRET": "x"}})";
+  auto env_refused = cordon({"run", "--request", env, "--json"});
+  CHECK(env_refused.status == 125);
+  CHECK(json::parse(env_refused.out).at("error").at("code").as_string() == "CRD4006");
+
+  auto garbage = cordon({"run", "--request", "-", "--json"});
+  CHECK(garbage.status == 125);
+  CHECK(json::parse(garbage.out).at("error").at("code").as_string() == "CRD4006");
+}
+
+TEST_CASE("command: an inline policy in a request", "[command][cli]") {
+  Scratch s;
+  auto probe_policy = policy_with_shell(s, "off");
+  if (!landlock_usable(probe_policy)) return;
+  std::string req = (s / "inline.json").string();
+  std::ofstream(req) << R"({"command": "echo inline", "workspace": ")" << s.dir.string()
+                     << R"(", "policy": {"version": 1, "policy": {"name": "inline"}}})";
+  auto r = cordon({"run", "--request", req, "--json"});
+  INFO(r.out << r.err);
+  CHECK(r.status == 0);
+  CHECK(json::parse(r.out).at("stdout").as_string() == "inline\n");
+  std::ofstream(req)
+      << R"({"command": "true", "policy": {"version": 1, "limits": {"memry_mb": 1}}})";
+  auto bad = cordon({"run", "--request", req, "--json"});
+  CHECK(bad.status == 125);
+  CHECK(json::parse(bad.out).at("error").at("code").as_string() == "CRD2003");
+}

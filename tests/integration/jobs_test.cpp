@@ -321,3 +321,17 @@ TEST_CASE("jobs: 100 jobs started and stopped leave no process, fd or zombie", "
   }
   CHECK(zombies == 0);
 }
+
+TEST_CASE("jobs: limits.job_lifetime caps a job; limits.timeout does not apply", "[jobs][userns]") {
+  JobEnv capped("[limits]\ntimeout = \"1s\"\njob_lifetime = \"2s\"\n");
+  if (!landlock_usable(capped.policy)) return;
+  // timeout = 1s is ignored for jobs: at 1.5 s the job still runs; at 2 s its lifetime ends it.
+  auto id = capped.start({"sh", "-c", "echo up; sleep 100"});
+  std::this_thread::sleep_for(1500ms);
+  CHECK(capped.status(id).at("status").as_string() == "running");
+  auto w = cordon({"job", "wait", id, "--state-dir", capped.state, "--json"});
+  CHECK(w.status == 124);
+  auto st = json::parse(w.out).as_object();
+  CHECK(st.at("timed_out").as_bool());
+  CHECK(st.at("duration_ms").as_int64() >= 1900);
+}

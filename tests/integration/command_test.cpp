@@ -38,7 +38,8 @@ TEST_CASE("command: a string without operators is split, never given to a shell"
   CHECK(r.out == "a b|c d|e|");
 }
 
-TEST_CASE("command: shell = off refuses an operator, naming it; nothing runs", "[command][cli]") {
+TEST_CASE("command: shell = off refuses an operator, naming it, and nothing runs",
+          "[command][cli]") {
   Scratch s;
   auto policy = policy_with_shell(s, "off");
   auto r = cordon(run_args(s, policy, {"--command", "echo x > made.txt"}));

@@ -272,7 +272,8 @@ TEST_CASE("jobs: output --tail on a 1 GB log reads only its end", "[jobs][userns
   std::string want;
   for (int i = 1; i <= 20; ++i) want += std::to_string(i) + "\n";
   CHECK(tail.out == want);
-  CHECK(tail.max_rss_kb < 64 * 1024);
+  // Reading the log would take over 1 GB; the tail stays small (ASan builds included).
+  CHECK(tail.max_rss_kb < 256 * 1024);
   cordon({"job", "remove", id, "--state-dir", env.state});
   CHECK_FALSE(std::filesystem::exists(log.c_str()));
 }
@@ -322,7 +323,8 @@ TEST_CASE("jobs: 100 jobs started and stopped leave no process, fd or zombie", "
   CHECK(zombies == 0);
 }
 
-TEST_CASE("jobs: limits.job_lifetime caps a job; limits.timeout does not apply", "[jobs][userns]") {
+TEST_CASE("jobs: limits.job_lifetime caps a job, and limits.timeout does not apply",
+          "[jobs][userns]") {
   JobEnv capped("[limits]\ntimeout = \"1s\"\njob_lifetime = \"2s\"\n");
   if (!landlock_usable(capped.policy)) return;
   // timeout = 1s is ignored for jobs: at 1.5 s the job still runs; at 2 s its lifetime ends it.

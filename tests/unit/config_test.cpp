@@ -87,7 +87,7 @@ TEST_CASE("config: wrong types and syntax errors", "[config][pinning]") {
   CHECK(syntax[0].where()->line == 1);
 }
 
-TEST_CASE("config: --config must exist; the default file is optional", "[config][pinning]") {
+TEST_CASE("config: --config must exist, the default file is optional", "[config][pinning]") {
   try {
     load_config(std::filesystem::path("/nonexistent/cordon.toml"));
     FAIL("no error");

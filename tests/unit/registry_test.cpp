@@ -156,7 +156,7 @@ TEST_CASE("registry: a probe that throws is a diagnostic, not a crash", "[regist
   CHECK(std::string(e->error->what()) == "probe of backend 'throwprobe' threw: probe exploded");
 }
 
-TEST_CASE("registry: the first of two plugins with one name wins; the other is a warning",
+TEST_CASE("registry: the first of two plugins with one name wins, the other is a warning",
           "[registry][plugin]") {
   auto first = GENERATE(std::string("good"), std::string("dup"));
   auto second = first == "good" ? std::string("dup") : std::string("good");

@@ -71,7 +71,7 @@ Policy with_tool(const TempDir& ws) {
 
 }  // namespace
 
-TEST_CASE("net: denied means no host network, not even loopback; inside loopback works",
+TEST_CASE("net: denied means no host network, not even loopback, but inside loopback works",
           "[userns][net]") {
   if (!sandbox_available()) return;
   TempDir ws;

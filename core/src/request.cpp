@@ -40,7 +40,9 @@ std::vector<Argument> parse_argv(const json::value& v) {
 }
 
 Duration parse_timeout(const json::value& v) {
-  if (v.is_int64() && v.get_int64() > 0) return std::chrono::seconds(v.get_int64());
+  // At most ~3 years, so that the conversion to milliseconds cannot overflow.
+  if (v.is_int64() && v.get_int64() > 0 && v.get_int64() <= 100'000'000)
+    return std::chrono::seconds(v.get_int64());
   if (v.is_string())
     if (auto d = parse_duration(std::string(v.get_string()))) return *d;
   throw bad("/timeout", "expected a duration such as \"90s\" or a positive number of seconds");

@@ -56,6 +56,8 @@ TEST_CASE("request: malformed requests are CRD4xxx errors naming the path", "[re
         "CRD4006 request /argv/1/untrusted: expected a string");
   CHECK(refusal(R"({"argv": ["a"], "timeout": "soon"})").rfind("CRD4006 request /timeout", 0) == 0);
   CHECK(refusal(R"({"argv": ["a"], "timeout": -1})").rfind("CRD4006 request /timeout", 0) == 0);
+  CHECK(refusal(R"({"argv": ["a"], "timeout": 9223372036854775807})")
+            .rfind("CRD4006 request /timeout", 0) == 0);
   CHECK(refusal(R"({"argv": ["a"], "stdin": {"base64": "***"}})") ==
         "CRD4006 request /stdin/base64: not valid base64");
   CHECK(refusal(R"({"argv": ["a"], "env": {"A": 1}})") ==

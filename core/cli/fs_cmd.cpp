@@ -60,20 +60,15 @@ void print_list(const std::vector<WorkspaceEntry>& entries, bool json) {
   std::cout << boost::json::serialize(out) << "\n";
 }
 
-// Runs one file operation on the workspace the options name; errors are printed once.
+// Runs one file operation on the workspace the options name.
 template <class F>
-int with_workspace(const FsOptions& o, F&& op) {
-  try {
+void with_workspace(const FsOptions& o, F&& op) {
+  run_verb(kFsFailed, [&] {
     auto root = workspace_of(o.workspace);
     Workspace ws(root, rules_of(policy_of(o.policy, root)));
     op(ws);
     return 0;
-  } catch (const ErrorList& e) {
-    print_errors(e.errors());
-  } catch (const Error& e) {
-    print_errors({e});
-  }
-  return kFsFailed;
+  });
 }
 
 CLI::App* add_verb(CLI::App* fs, const char* name, const char* help, std::shared_ptr<FsOptions> o) {
@@ -93,20 +88,18 @@ void register_fs(CLI::App& app) {
   auto o = std::make_shared<FsOptions>();
 
   add_verb(fs, "read", "print a file", o)->callback([o] {
-    set_exit_status(with_workspace(*o, [&](Workspace& ws) { std::cout << ws.read(o->path); }));
+    with_workspace(*o, [&](Workspace& ws) { std::cout << ws.read(o->path); });
   });
   add_verb(fs, "write", "replace a file atomically with standard input", o)->callback([o] {
     std::string data{std::istreambuf_iterator<char>(std::cin), {}};
-    set_exit_status(with_workspace(*o, [&](Workspace& ws) { ws.write(o->path, data); }));
+    with_workspace(*o, [&](Workspace& ws) { ws.write(o->path, data); });
   });
   auto* list = add_verb(fs, "list", "list a directory", o);
   list->add_flag("--json", o->json, "print JSON");
-  list->callback([o] {
-    set_exit_status(
-        with_workspace(*o, [&](Workspace& ws) { print_list(ws.list(o->path), o->json); }));
-  });
+  list->callback(
+      [o] { with_workspace(*o, [&](Workspace& ws) { print_list(ws.list(o->path), o->json); }); });
   add_verb(fs, "remove", "remove a file, symlink or empty directory", o)->callback([o] {
-    set_exit_status(with_workspace(*o, [&](Workspace& ws) { ws.remove(o->path); }));
+    with_workspace(*o, [&](Workspace& ws) { ws.remove(o->path); });
   });
 }
 

@@ -15,12 +15,6 @@ using namespace std::chrono_literals;
 
 namespace {
 
-Policy with_tool(const TempDir& ws) {
-  auto p = base_policy(ws.path(), "");
-  p.filesystem.read.push_back(probe_tool_dir());
-  return p;
-}
-
 std::string tool(const Policy& policy, const TempDir& ws, std::vector<std::string> args,
                  RunResult* result = nullptr) {
   args.insert(args.begin(), probe_tool());

@@ -63,12 +63,6 @@ std::string probes(const Policy& policy, const TempDir& ws,
   return r.error ? r.error->render() : sink.out;
 }
 
-Policy with_tool(const TempDir& ws) {
-  auto p = base_policy(ws.path(), "");
-  p.filesystem.read.push_back(probe_tool_dir());
-  return p;
-}
-
 }  // namespace
 
 TEST_CASE("net: denied means no host network, not even loopback, but inside loopback works",

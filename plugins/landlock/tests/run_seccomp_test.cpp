@@ -17,12 +17,6 @@ std::string probe(const Policy& policy, const TempDir& ws, const std::string& wh
   return r.error ? r.error->render() : sink.out;
 }
 
-Policy with_tool(const TempDir& ws) {
-  auto p = base_policy(ws.path(), "");
-  p.filesystem.read.push_back(probe_tool_dir());
-  return p;
-}
-
 }  // namespace
 
 TEST_CASE("seccomp: the deny-list fails with EPERM, ordinary calls work", "[userns][seccomp]") {

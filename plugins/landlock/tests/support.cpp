@@ -108,4 +108,10 @@ std::string probe_tool() { return LANDLOCK_PROBE_TOOL; }
 
 std::string probe_tool_dir() { return fs::path(LANDLOCK_PROBE_TOOL).parent_path().string(); }
 
+Policy with_tool(const TempDir& ws) {
+  auto p = base_policy(ws.path(), "");
+  p.filesystem.read.push_back(probe_tool_dir());
+  return p;
+}
+
 }  // namespace cordon::landlock::test

@@ -82,4 +82,7 @@ RunResult run_sh(const Policy& policy, const std::string& workspace, const std::
 std::string probe_tool();
 std::string probe_tool_dir();
 
+/// base_policy() for `ws` with the probe tool's directory readable.
+Policy with_tool(const TempDir& ws);
+
 }  // namespace cordon::landlock::test

@@ -79,6 +79,7 @@ SpawnSpec spec_of(const Plan& plan, const fs::path& home) {
   spec.deadline = plan.deadline;
   spec.grace = kNoneKillGrace;
   spec.guard = guard_supported();
+  spec.stop = plan.stop;
   return spec;
 }
 
@@ -148,6 +149,7 @@ RunResult none_result(const SpawnOutcome& o, const Plan& plan) {
   if (o.wait_status && WIFSIGNALED(*o.wait_status)) r.signal = WTERMSIG(*o.wait_status);
   r.timed_out = o.timed_out;
   r.cpu_seconds = o.cpu_seconds;
+  if (o.stopped) r.notes.push_back("stopped: every process of the command was killed");
   if (o.leftovers > 0)
     r.notes.push_back(std::to_string(o.leftovers) + " process" + (o.leftovers == 1 ? "" : "es") +
                       " outlived the command and were killed");

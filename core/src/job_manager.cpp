@@ -214,22 +214,68 @@ JobInfo JobManager::wait(const std::string& id, std::optional<Duration> timeout)
   }
 }
 
-JobInfo JobManager::stop(const std::string& id, Duration grace) {
+namespace {
+
+// The supervisor of a running job, as recorded, for signalling only while it is still the same
+// process (its start time in ticks must match).
+struct SupervisorRef {
+  int pid = 0;
+  std::uint64_t ticks = 0;
+  bool alive() const { return pid > 0 && detail::process_start_ticks(pid) == ticks; }
+};
+
+SupervisorRef supervisor_of(const fs::path& dir) {
+  auto sup = detail::read_json(dir / detail::kSupervisorFile);
+  if (!sup) return {};
+  return {static_cast<int>(sup->at("pid").to_number<std::int64_t>()),
+          sup->at("start_ticks").to_number<std::uint64_t>()};
+}
+
+}  // namespace
+
+std::optional<JobManager::PendingStop> JobManager::request_stop(const std::string& id,
+                                                                Duration grace) {
   JobInfo info = status(id);
-  if (ended(info.status)) return info;
+  if (ended(info.status)) return std::nullopt;
   auto dir = dir_of(id);
   detail::write_file_atomic(dir / detail::kStopFile,
                             json::serialize(json::object{{"grace_ms", grace.count()}}));
-  auto sup = detail::read_json(dir / detail::kSupervisorFile);
-  int pid = sup ? static_cast<int>(sup->at("pid").to_number<std::int64_t>()) : 0;
-  auto ticks = sup ? sup->at("start_ticks").to_number<std::uint64_t>() : 0;
-  if (pid > 0 && detail::process_start_ticks(pid) == ticks) ::kill(pid, SIGTERM);
-  info = wait(id, grace + 10s);
-  if (!ended(info.status) && pid > 0 && detail::process_start_ticks(pid) == ticks) {
-    ::kill(pid, SIGKILL);  // the supervisor did not finish: its sandbox dies with it
-    info = wait(id, 5s);
+  auto sup = supervisor_of(dir);
+  if (sup.alive()) ::kill(sup.pid, SIGTERM);
+  return PendingStop{id, grace, sup.pid, sup.ticks};
+}
+
+JobInfo JobManager::finish_stop(const PendingStop& p) {
+  JobInfo info = wait(p.id, p.grace + 10s);
+  SupervisorRef sup{p.supervisor_pid, p.supervisor_ticks};
+  if (!ended(info.status) && sup.alive()) {
+    ::kill(sup.pid, SIGKILL);  // the supervisor did not finish: its sandbox dies with it
+    info = wait(p.id, 5s);
   }
   return info;
+}
+
+JobInfo JobManager::stop(const std::string& id, Duration grace) {
+  auto pending = request_stop(id, grace);
+  return pending ? finish_stop(*pending) : status(id);
+}
+
+void JobManager::stop_all(Duration grace) {
+  // Every job is asked first, so their graces run side by side rather than one after another.
+  std::vector<PendingStop> pending;
+  for (const auto& id : started_) {
+    try {
+      if (auto p = request_stop(id, grace)) pending.push_back(std::move(*p));
+    } catch (const Error&) {
+      // removed by someone else meanwhile
+    }
+  }
+  for (const auto& p : pending) {
+    try {
+      finish_stop(p);
+    } catch (const Error&) {
+    }
+  }
 }
 
 std::vector<JobInfo> JobManager::list(bool all) const {
@@ -263,16 +309,6 @@ std::size_t JobManager::gc() {
   for (const auto& info : list(true))
     if (ended(info.status)) fs::remove_all(info.dir), ++n;
   return n;
-}
-
-void JobManager::stop_all(Duration grace) {
-  for (const auto& id : started_) {
-    try {
-      stop(id, grace);
-    } catch (const Error&) {
-      // already removed by someone else
-    }
-  }
 }
 
 }  // namespace cordon

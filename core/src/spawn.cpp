@@ -126,8 +126,9 @@ struct Pipes {
 // streams are complete.
 class Pump {
  public:
-  Pump(Pipes& p, const std::optional<std::string>& input, OutputSink& sink)
-      : p_(p), input_(input.value_or("")), sink_(sink) {
+  Pump(Pipes& p, const std::optional<std::string>& input, OutputSink& sink, pid_t supervisor,
+       std::shared_ptr<StopToken> stop)
+      : p_(p), input_(input.value_or("")), sink_(sink), supervisor_(supervisor), stop_(stop) {
     if (p_.in[1] >= 0) ::fcntl(p_.in[1], F_SETFL, O_NONBLOCK);
     if (input_.empty()) close_fd(p_.in[1]);
   }
@@ -140,17 +141,36 @@ class Pump {
         if (fd >= 0) fds[n++] = {fd, POLLIN, 0};
       if (p_.in[1] >= 0) fds[n++] = {p_.in[1], POLLOUT, 0};
       // Once the supervisor is gone nothing can hold the pipes for long: stop waiting.
-      int timeout = p_.status[0] < 0 ? supervisor_gone_ms : -1;
+      int timeout = p_.status[0] < 0 ? supervisor_gone_ms : stop_ ? kStopPollMs : -1;
       int ready = ::poll(fds, static_cast<nfds_t>(n), timeout);
-      if (ready < 0 && errno == EINTR) continue;
+      bool interrupted = ready < 0 && errno == EINTR;
+      if (p_.status[0] >= 0) pass_stop_request();
+      if (interrupted) continue;
+      if (ready == 0 && p_.status[0] >= 0) continue;
       if (ready <= 0) break;
       for (int i = 0; i < n; ++i)
         if (fds[i].revents) serve(fds[i].fd);
     }
   }
   std::string report;
+  bool kill_requested = false;
 
  private:
+  static constexpr int kStopPollMs = 100;
+
+  // The supervisor is our child until it has reported, so signalling it cannot hit a stranger.
+  void pass_stop_request() {
+    auto asked = stop_ ? stop_->requested() : StopToken::Level::none;
+    if (asked >= StopToken::Level::terminate && !terminated_) {
+      ::kill(supervisor_, kTerminateSignal);
+      terminated_ = true;
+    }
+    if (asked == StopToken::Level::kill && !kill_requested) {
+      ::kill(supervisor_, SIGTERM);
+      kill_requested = true;
+    }
+  }
+
   void serve(int fd) {
     if (fd == p_.in[1]) return feed();
     char buf[65536];
@@ -178,6 +198,9 @@ class Pump {
   std::string input_;
   std::size_t sent_ = 0;
   OutputSink& sink_;
+  pid_t supervisor_;
+  std::shared_ptr<StopToken> stop_;
+  bool terminated_ = false;
 };
 
 SpawnOutcome outcome_of(const std::string& bytes, int supervisor_status) {
@@ -244,12 +267,17 @@ SpawnOutcome spawn_supervised(const SpawnSpec& spec, OutputSink& sink) {
   }
   if (supervisor == 0) run_supervisor(plan, fds);
   for (int* fd : {&pipes.in[0], &pipes.out[1], &pipes.err[1], &pipes.status[1]}) close_fd(*fd);
-  Pump pump(pipes, spec.stdin_data, sink);
+  Pump pump(pipes, spec.stdin_data, sink, supervisor, spec.stop);
   pump.run(200);
   int status = 0;
   while (::waitpid(supervisor, &status, 0) < 0 && errno == EINTR) {
   }
-  return outcome_of(pump.report, status);
+  SpawnOutcome out = outcome_of(pump.report, status);
+  // A command that ended on its own before the kill arrived was not stopped.
+  bool ended_by_kill =
+      out.wait_status && WIFSIGNALED(*out.wait_status) && WTERMSIG(*out.wait_status) == SIGKILL;
+  out.stopped = pump.kill_requested && (ended_by_kill || !out.wait_status);
+  return out;
 }
 
 bool supervision_supported(std::string& evidence) {

@@ -15,6 +15,7 @@
 #include <cordon/export.hpp>
 
 #include <chrono>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -34,6 +35,7 @@ struct SpawnSpec {
   std::optional<std::chrono::steady_clock::time_point> deadline;
   std::chrono::milliseconds grace{1000};  ///< SIGTERM to SIGKILL at the deadline
   bool guard = true;  ///< forbid the command to signal its supervisor (spawn_guard.hpp)
+  std::shared_ptr<StopToken> stop;  ///< polled every 100 ms while the command runs
 };
 
 /// Where the child failed before the command started.
@@ -48,6 +50,7 @@ struct SpawnOutcome {
   bool timed_out = false;
   int leftovers = 0;       ///< descendants still alive after the command exited, all killed
   double cpu_seconds = 0;  ///< user + system time of the whole tree
+  bool stopped = false;    ///< the stop token asked for a kill and the tree was killed
   std::optional<std::string> fault;  ///< the supervisor itself failed
 };
 

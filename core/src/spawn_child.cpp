@@ -199,7 +199,14 @@ bool wait_command(const ChildPlan& plan, Tree& tree, const sigset_t& wake) {
     }
     siginfo_t info;
     int sig = ::sigtimedwait(&wake, &info, bounded ? &left : nullptr);
-    if (sig > 0 && sig != SIGCHLD) return timed_out;  // cordon is gone or cancelled the run
+    if (sig == kTerminateSignal && info.si_pid == plan.cordon) {
+      // cordon asks the command to stop: SIGTERM to it all, and keep waiting for it.
+      ::kill(-tree.command, SIGTERM);
+      signal_children(SIGTERM);
+      continue;
+    }
+    if (sig > 0 && sig != SIGCHLD && sig != kTerminateSignal)
+      return timed_out;  // cordon is gone or cancelled the run
   }
 }
 
@@ -224,7 +231,7 @@ void run_supervisor(const ChildPlan& plan, const ChildFds& fds) {
   sigfillset(&all);
   ::sigprocmask(SIG_SETMASK, &all, nullptr);
   sigemptyset(&wake);
-  for (int s : {SIGCHLD, SIGTERM, SIGHUP, SIGINT, SIGQUIT}) sigaddset(&wake, s);
+  for (int s : {SIGCHLD, SIGTERM, SIGHUP, SIGINT, SIGQUIT, kTerminateSignal}) sigaddset(&wake, s);
   SupervisorReport report{kReportMagic, 0, 0, 0, 0, 0, 0, 0, 0};
   int failure_pipe[2];
   pid_t me = ::getpid();

@@ -52,6 +52,10 @@ struct SupervisorReport {
 };
 inline constexpr std::uint32_t kReportMagic = 0x63726431;  // "crd1"
 
+/// Sent by cordon to the supervisor to pass SIGTERM to the whole command (StopToken terminate);
+/// SIGTERM to the supervisor kills the command's tree at once (StopToken kill).
+inline constexpr int kTerminateSignal = SIGUSR1;
+
 /// Becomes the subreaper of the command's tree, runs it, enforces the deadline, kills every
 /// descendant, reports and exits.
 [[noreturn]] void run_supervisor(const ChildPlan& plan, const ChildFds& fds);

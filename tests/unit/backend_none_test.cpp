@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <fstream>
+#include <thread>
 
 #include "runtime_test_support.hpp"
 
@@ -187,6 +188,67 @@ TEST_CASE("none: nothing outlives the command, double-forked daemons included", 
   CHECK_FALSE(alive(read_pid(f.ws.path / "daemon")));
   REQUIRE(r.notes.size() == 1);
   CHECK(has(r.notes[0], "outlived the command and were killed"));
+}
+
+namespace {
+
+// Raises `level` on `token` once `file` (written by the command when it is ready) exists.
+std::thread stop_when_ready(std::shared_ptr<StopToken> token, fs::path file,
+                            StopToken::Level level) {
+  return std::thread([token, file, level] {
+    for (int i = 0; i < 500 && !fs::exists(file); ++i) std::this_thread::sleep_for(10ms);
+    token->request(level);
+  });
+}
+
+bool any_note(const RunResult& r, const std::string& needle) {
+  for (const auto& n : r.notes)
+    if (has(n, needle)) return true;
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("none: a stop request terminates the command, which may finish cleanly", "[none][stop]") {
+  NoneFixture f;
+  f.plan.stop = std::make_shared<StopToken>();
+  f.plan.deadline = std::chrono::steady_clock::now() + 10s;  // a request ignored ends here
+  auto asker = stop_when_ready(f.plan.stop, f.ws.path / "ready", StopToken::Level::terminate);
+  auto r = f.sh("trap 'echo cleaned up; exit 5' TERM; touch ready; while :; do sleep 0.05; done");
+  asker.join();
+  CHECK(r.exit_code == 5);
+  CHECK(f.out.out == "cleaned up\n");
+  CHECK_FALSE(r.timed_out);
+  CHECK(r.notes.empty());
+}
+
+TEST_CASE("none: a kill request ends a command that ignores SIGTERM, and its tree",
+          "[none][stop]") {
+  NoneFixture f;
+  f.plan.stop = std::make_shared<StopToken>();
+  f.plan.deadline = std::chrono::steady_clock::now() + 10s;  // a request ignored ends here
+  auto asker = stop_when_ready(f.plan.stop, f.ws.path / "ready", StopToken::Level::kill);
+  auto start = std::chrono::steady_clock::now();
+  auto r = f.sh(
+      "trap '' TERM; setsid sh -c 'echo $$ > escapee; exec sleep 30' & "
+      "while [ ! -s escapee ]; do sleep 0.01; done; touch ready; while :; do sleep 0.05; done");
+  asker.join();
+  CHECK(std::chrono::steady_clock::now() - start < 5s);
+  CHECK(r.signal == SIGKILL);
+  CHECK_FALSE(r.timed_out);
+  CHECK(any_note(r, "stopped: every process"));
+  pid_t escapee = read_pid(f.ws.path / "escapee");
+  REQUIRE(escapee > 0);
+  CHECK_FALSE(alive(escapee));
+}
+
+TEST_CASE("none: without a stop request the command runs to its end", "[none][stop]") {
+  NoneFixture f;
+  f.plan.stop = std::make_shared<StopToken>();
+  auto r = f.sh("sleep 0.3; echo done");
+  CHECK(r.exit_code == 0);
+  CHECK(f.out.out == "done\n");
+  CHECK(r.notes.empty());
 }
 
 TEST_CASE("none: the command cannot signal or re-limit its supervisor", "[none][timeout]") {

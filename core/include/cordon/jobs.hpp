@@ -14,6 +14,7 @@
 #include <cordon/result.hpp>
 
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -94,12 +95,21 @@ class CORDON_API JobManager {
   void remove(const std::string& id);
   /// Deletes the records of every ended job; returns how many.
   std::size_t gc();
-  /// Stops every job this manager started (for hosts shutting down their API object).
+  /// Stops every job this manager started and has not seen end (for hosts shutting down their
+  /// API object): all are asked at once, so the graces run side by side.
   void stop_all(Duration grace = std::chrono::seconds(5));
 
   const std::filesystem::path& state_dir() const noexcept { return options_.state_dir; }
 
  private:
+  struct PendingStop {
+    std::string id;
+    Duration grace;
+    int supervisor_pid;
+    std::uint64_t supervisor_ticks;
+  };
+  std::optional<PendingStop> request_stop(const std::string& id, Duration grace);
+  JobInfo finish_stop(const PendingStop& p);
   std::filesystem::path dir_of(const std::string& id) const;
   JobManagerOptions options_;
   std::vector<std::string> started_;

@@ -29,6 +29,7 @@ std::unique_ptr<Registry> make_registry(const RuntimeOptions& options, Config& c
   for (const auto& d : options.plugin_dirs) ro.plugin_dirs.emplace_back(d);
   ro.pins = config.pins;
   ro.logger = spdlog::default_logger();
+  ro.state_dir = default_backend_state_dir();
   return std::make_unique<Registry>(std::move(ro));
 }
 

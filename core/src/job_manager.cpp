@@ -156,6 +156,7 @@ JobInfo JobManager::start(const JobSpec& spec) {
   RegistryOptions ro;
   ro.plugin_dirs = options_.plugin_dirs;
   ro.pins = config.pins;
+  ro.state_dir = default_backend_state_dir();
   Registry registry(ro);
   DispatchRequest request{derive_requirements(policy), spec.backend, policy.backend.prefer,
                           policy.name};

@@ -101,6 +101,7 @@ RegistryOptions registry_options(const json::object& job, const Config& config) 
   if (auto* dirs = job.if_contains("plugin_dirs"); dirs && dirs->is_array())
     for (const auto& d : dirs->get_array()) ro.plugin_dirs.emplace_back(std::string(d.as_string()));
   ro.pins = config.pins;
+  ro.state_dir = default_backend_state_dir();
   return ro;
 }
 

@@ -4,7 +4,10 @@
 #include <cordon/plugin.hpp>
 #include <cordon/registry.hpp>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdlib>
 #include <set>
 
 #include "discovery.hpp"
@@ -23,6 +26,19 @@ struct Registry::Slot {
 };
 
 CoreIdentity core_identity() { return {CORDON_PLUGIN_ABI, CORDON_TOOLCHAIN}; }
+
+fs::path default_backend_state_dir() {
+  auto from_env = [](const char* name) -> fs::path {
+    const char* v = std::getenv(name);
+    return v && *v == '/' ? fs::path(v) : fs::path();
+  };
+  if (::geteuid() == 0) return "/run/cordon/backends";
+  if (auto runtime = from_env("XDG_RUNTIME_DIR"); !runtime.empty())
+    return runtime / "cordon" / "backends";
+  if (auto cache = from_env("XDG_CACHE_HOME"); !cache.empty()) return cache / "cordon" / "backends";
+  if (auto home = from_env("HOME"); !home.empty()) return home / ".cache" / "cordon" / "backends";
+  return {};
+}
 
 bool valid_backend_name(const std::string& name) {
   if (name.empty() || name.size() > 31) return false;

@@ -19,6 +19,7 @@
 #include "layout.hpp"
 #include "limits.hpp"
 #include "namespaces.hpp"
+#include "probe_cache.hpp"
 #include "report.hpp"
 #include "ruleset.hpp"
 #include "settings.hpp"
@@ -126,9 +127,26 @@ const SeccompProgram& LandlockBackend::filter(const FilterOptions& options) {
 
 ProbeResult LandlockBackend::do_probe() noexcept {
   try {
-    facts_ = gather_probe_facts(filter({}));
-    for (const auto& line : probe_result(facts_).facts) log().debug("landlock probe: {}", line);
-    return probe_result(facts_);
+    cache_file_ = probe_cache_file(context().state_dir);
+    std::string fingerprint = cache_file_ ? probe_fingerprint() : std::string();
+    std::chrono::system_clock::time_point proven_at;
+    auto cached = cache_file_ ? load_probe_cache(*cache_file_, fingerprint, &proven_at)
+                              : std::optional<ProbeFacts>();
+    facts_ = cached ? *cached : gather_probe_facts(filter({}));
+    ProbeResult result = probe_result(facts_);
+    if (cached) {
+      auto age = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now() -
+                                                                  proven_at);
+      result.facts.push_back("probe proven " + std::to_string(age.count()) +
+                             " s ago by an earlier cordon process on this boot, under the same "
+                             "kernel settings (kept up to " +
+                             std::to_string(kProbeCacheTtl.count()) +
+                             " min; CORDON_PROBE_CACHE=off probes every time)");
+    } else if (cache_file_ && result.available && facts_.failure.empty()) {
+      store_probe_cache(*cache_file_, facts_, fingerprint);
+    }
+    for (const auto& line : result.facts) log().debug("landlock probe: {}", line);
+    return result;
   } catch (const std::exception& e) {
     ProbeResult r;
     r.reason = std::string("probe failed: ") + e.what();
@@ -154,6 +172,9 @@ RunResult LandlockBackend::do_run(const Plan& plan, OutputSink& sink) noexcept {
   } catch (const std::exception& e) {
     result.error = Error(code::kBackendFault, std::string("landlock backend: ") + e.what());
   }
+  // The host may have changed since the probe: the next process proves it afresh.
+  if (cache_file_ && result.error && result.error->code() == code::kIsolationFailed)
+    drop_probe_cache(*cache_file_);
   return result;
 }
 

@@ -4,8 +4,10 @@
 #include <cordon/backend.hpp>
 
 #include <array>
+#include <filesystem>
 #include <memory>
 #include <mutex>
+#include <optional>
 
 #include "probe.hpp"
 #include "seccomp.hpp"
@@ -28,6 +30,7 @@ class LandlockBackend final : public Backend {
   void execute(const Plan& plan, OutputSink& sink, RunResult& result);
 
   ProbeFacts facts_;
+  std::optional<std::filesystem::path> cache_file_;  ///< set by the probe; nullopt: no cache
   std::mutex filters_mutex_;
   std::array<std::unique_ptr<SeccompProgram>, 4> filters_;
 };

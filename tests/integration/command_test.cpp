@@ -94,7 +94,7 @@ TEST_CASE("command: a JSON request with untrusted arguments", "[command][cli]") 
       << R"( "policy": ")" << policy << R"(", "workspace": ")" << s.dir.string()
       << R"(", "env": {"CI_MARK": "granted"}, "stdin": "ignored"})";
   auto r = cordon({"run", "--request", ok, "--json"});
-  INFO(r.out << r.err);
+  INFO("stderr: " << r.err << "\nstdout: " << r.out);
   CHECK(r.status == 0);
   CHECK(json::parse(r.out).at("stdout").as_string() == "safe-value:granted\n");
 

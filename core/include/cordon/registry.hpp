@@ -73,6 +73,11 @@ struct CoreIdentity {
 };
 CORDON_API CoreIdentity core_identity();
 
+/// Where backends keep per-host state such as a cached probe (the parent of each backend's
+/// directory): /run/cordon/backends for root, $XDG_RUNTIME_DIR/cordon/backends, else
+/// $XDG_CACHE_HOME/cordon/backends or ~/.cache/cordon/backends. Reads the environment only.
+CORDON_API std::filesystem::path default_backend_state_dir();
+
 /// True for a usable backend name: 1 to 31 of [a-z0-9_-], starting with a letter or digit.
 CORDON_API bool valid_backend_name(const std::string& name);
 

@@ -73,7 +73,8 @@ Plan make_plan(const Policy& policy, const std::string& workspace, std::vector<s
 }
 
 LandlockBackend& backend() {
-  static LandlockBackend instance(BackendContext{"landlock", nullptr, "/tmp"});
+  // No state directory: the tests prove the host afresh, never from a cached probe.
+  static LandlockBackend instance(BackendContext{"landlock", nullptr, {}});
   return instance;
 }
 

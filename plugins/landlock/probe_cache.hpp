@@ -1,0 +1,59 @@
+// The probe's answer kept between cordon processes, so that a `cordon run` does not pay for a
+// full probe (a throwaway sandbox: about 10 ms) every time.
+//
+// Safe because a run never relies on the probe to enforce anything: every mechanism a run uses
+// is applied again and a failure is fatal to the run (CRD1003), never a weaker sandbox. What
+// the cache can get wrong is only *which* backend dispatch picks and what `backends` shows,
+// so it is kept only while nothing it depends on can have changed:
+//   - the fingerprint: boot id, kernel, effective ids, this process's cgroups and user
+//     namespace, the sysctls that gate namespaces, the Landlock ABI, and this plugin file;
+//   - an age limit (kProbeCacheTtl);
+//   - a file owned by the caller, mode 0600, in a directory only the caller can write.
+// A run that fails to set up its sandbox removes the entry, so the next one probes afresh.
+// CORDON_PROBE_CACHE=off disables it.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "probe.hpp"
+
+namespace cordon::landlock {
+
+/// How long a cached probe is trusted.
+inline constexpr std::chrono::minutes kProbeCacheTtl{10};
+
+/// What the cached answer depends on, as one string (reads /proc and /sys; no side effects).
+std::string probe_fingerprint();
+
+/// Serialises facts (with the fingerprint and the time they were proven) as JSON text. Pure.
+std::string encode_probe_facts(const ProbeFacts& facts, const std::string& fingerprint,
+                               std::chrono::system_clock::time_point proven_at);
+
+/// The facts in `text` if it is well formed, its fingerprint is `fingerprint` and it is younger
+/// than kProbeCacheTtl at `now`; `proven_at` gets the time of the probe. Pure.
+std::optional<ProbeFacts> decode_probe_facts(const std::string& text,
+                                             const std::string& fingerprint,
+                                             std::chrono::system_clock::time_point now,
+                                             std::chrono::system_clock::time_point* proven_at);
+
+/// The cache file of a backend state directory, or nullopt when caching is off
+/// (CORDON_PROBE_CACHE=off, or no state directory).
+std::optional<std::filesystem::path> probe_cache_file(const std::filesystem::path& state_dir);
+
+/// Reads the cache; nullopt when missing, stale, foreign-owned or loosely permitted.
+std::optional<ProbeFacts> load_probe_cache(const std::filesystem::path& file,
+                                           const std::string& fingerprint,
+                                           std::chrono::system_clock::time_point* proven_at);
+
+/// Writes the cache atomically (0600 in a 0700 directory it creates). Failures are ignored:
+/// the cache is an optimisation.
+void store_probe_cache(const std::filesystem::path& file, const ProbeFacts& facts,
+                       const std::string& fingerprint);
+
+/// Removes the cache file, if any.
+void drop_probe_cache(const std::filesystem::path& file) noexcept;
+
+}  // namespace cordon::landlock

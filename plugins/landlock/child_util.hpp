@@ -1,10 +1,36 @@
-// Tiny string helpers that are safe in a child of a multi-threaded process (no allocation).
+// Helpers that are safe in a child of a multi-threaded process: no allocation, no locks, no
+// glibc bookkeeping of threads.
 #pragma once
 
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
 
 namespace cordon::landlock::child {
+
+// Identity changes in a child made by clone()/clone3() of a multi-threaded process. glibc's
+// setgroups/setresuid/setresgid apply the change to every thread it believes exists: the
+// parent's list is copied into the child, and a thread that was being created at the moment of
+// the clone makes them wait forever. The raw system calls change this one thread, which in the
+// child is the whole process. Each returns 0 or -1 with errno set.
+
+/// setgroups(0, NULL) for the calling thread only.
+inline int drop_supplementary_groups() noexcept {
+  return static_cast<int>(::syscall(SYS_setgroups, 0, nullptr));
+}
+
+/// setresgid(gid, gid, gid) for the calling thread only.
+inline int set_all_gids(gid_t gid) noexcept {
+  return static_cast<int>(::syscall(SYS_setresgid, gid, gid, gid));
+}
+
+/// setresuid(uid, uid, uid) for the calling thread only.
+inline int set_all_uids(uid_t uid) noexcept {
+  return static_cast<int>(::syscall(SYS_setresuid, uid, uid, uid));
+}
 
 /// Copies `src` into `dst` (size `cap`), always terminated; truncates.
 inline void copy(char* dst, std::size_t cap, const char* src) noexcept {

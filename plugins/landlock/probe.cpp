@@ -19,6 +19,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "child_util.hpp"
 #include "fd.hpp"
 #include "idmap.hpp"
 #include "namespaces.hpp"
@@ -124,8 +125,8 @@ int namespaces_child(void* arg) {
 int identity_child(void* arg) {
   const auto& s = *static_cast<const ProbeSpec*>(arg);
   ProbeReport r{};
-  if (s.root && (::setgroups(0, nullptr) != 0 || ::setresgid(s.gid, s.gid, s.gid) != 0 ||
-                 ::setresuid(s.uid, s.uid, s.uid) != 0))
+  if (s.root && (child::drop_supplementary_groups() != 0 || child::set_all_gids(s.gid) != 0 ||
+                 child::set_all_uids(s.uid) != 0))
     finish(s, r, "sandbox identity");
   // The uid change made the (shared) mm non-dumpable, which hands /proc/self/*_map to root;
   // cordon restores its own setting afterwards.

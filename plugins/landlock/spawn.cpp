@@ -69,11 +69,11 @@ void become(const ChildSpec& s) noexcept {
     if (int err = write_id_maps(0, s.uid_map, s.gid_map, true, &failed); err != 0)
       setup_failed(s, "user namespace", "cannot write", failed, -err);
   }
-  if (s.drop_groups && ::setgroups(0, nullptr) != 0)
+  if (s.drop_groups && child::drop_supplementary_groups() != 0)
     setup_failed(s, "user namespace", "cannot drop supplementary groups", "", errno);
-  if (::setresgid(s.gid, s.gid, s.gid) != 0)
+  if (child::set_all_gids(s.gid) != 0)
     setup_failed(s, "user namespace", "cannot become the sandbox's group", "", errno);
-  if (::setresuid(s.uid, s.uid, s.uid) != 0)
+  if (child::set_all_uids(s.uid) != 0)
     setup_failed(s, "user namespace", "cannot become the sandbox's user", "", errno);
   // After the identity change, which would clear it; cordon keeps the go pipe open while it
   // lives, so a hang-up here means it died before the signal was armed.

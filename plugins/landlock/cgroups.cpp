@@ -311,8 +311,17 @@ bool SandboxCgroup::memory_limit_hit() const {
       if ((key == "oom_kill" || key == "max") && value > 0) return true;
     return false;
   }
-  std::string failcnt = read_text(memory_ + "/memory.failcnt");
-  return !failcnt.empty() && failcnt != "0\n" && failcnt != "0";
+  // v1 charges memory+swap first: with both limits equal, memsw may be the one that fails.
+  for (const char* counter : {"/memory.failcnt", "/memory.memsw.failcnt"}) {
+    std::string failcnt = read_text(memory_ + counter);
+    if (!failcnt.empty() && failcnt != "0\n" && failcnt != "0") return true;
+  }
+  std::istringstream in(read_text(memory_ + "/memory.oom_control"));
+  std::string key;
+  std::uint64_t value = 0;
+  while (in >> key >> value)
+    if (key == "oom_kill" && value > 0) return true;
+  return false;
 }
 
 }  // namespace cordon::landlock

@@ -74,6 +74,19 @@ struct JobEnv {
     policy = (scratch / "policy.toml").string();
     std::ofstream(policy) << "version = 1\n[policy]\nname = \"jobs-test\"\n" << extra;
   }
+  // A test that failed half-way must not leave its jobs running.
+  ~JobEnv() {
+    auto list = cordon({"job", "list", "--state-dir", state, "--json"});
+    json::error_code ec;
+    auto jobs = json::parse(list.out, ec);
+    if (ec || !jobs.is_array()) return;
+    for (const auto& j : jobs.as_array())
+      if (j.is_object() && j.as_object().contains("id"))
+        cordon({"job", "stop", std::string(j.at("id").as_string()), "--grace", "100ms",
+                "--state-dir", state});
+  }
+  JobEnv(const JobEnv&) = delete;
+  JobEnv& operator=(const JobEnv&) = delete;
   std::vector<std::string> with(std::vector<std::string> a) const {
     a.insert(a.begin() + 2, {"--state-dir", state});
     return a;

@@ -61,6 +61,7 @@ int main(int argc, char** argv) {
   cordon::cli::register_fs(app);
   cordon::cli::register_job(app);
   cordon::cli::register_scan(app);
+  cordon::cli::register_docker(app);
 
   try {
     app.parse(argc, argv);

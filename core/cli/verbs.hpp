@@ -24,6 +24,9 @@ void register_fs(CLI::App& app);
 /// `cordon job ...`.
 void register_job(CLI::App& app);
 
+/// `cordon docker gc`.
+void register_docker(CLI::App& app);
+
 /// Set by a verb's callback: the status `cordon` exits with.
 void set_exit_status(int status);
 int exit_status();

@@ -84,6 +84,22 @@ std::vector<Error> Backend::do_validate_settings(const boost::json::object& sett
   return errors;
 }
 
+GarbageReport Backend::collect_garbage(const boost::json::object& settings) {
+  std::string what;
+  try {
+    return do_collect_garbage(settings);
+  } catch (const std::exception& e) {
+    what = e.what();
+  } catch (...) {
+    what = "unknown exception";
+  }
+  GarbageReport failed;
+  failed.error = Error(code::kBackendFault, "backend '" + name() + "' failed to collect: " + what);
+  return failed;
+}
+
+GarbageReport Backend::do_collect_garbage(const boost::json::object&) { return {}; }
+
 namespace {
 
 // Requirements the probe did not prove, each with the backend's evidence; run() refuses

@@ -84,6 +84,12 @@ struct Plan {
   std::shared_ptr<StopToken> stop;
 };
 
+/// What Backend::collect_garbage() removed: one line per thing, or the error that stopped it.
+struct GarbageReport {
+  std::vector<std::string> removed;  ///< "container 3f2a… of run 9c1e… (cordon pid 4242 is gone)"
+  std::optional<Error> error;
+};
+
 /// Passed to a backend when it is created: its name, the core's logger, and where it may keep
 /// state. Plugins log through this logger and never touch spdlog's global registry.
 struct BackendContext {
@@ -114,6 +120,10 @@ class CORDON_API Backend {
   /// every requirement of the plan. Never throws: failures are in RunResult::error.
   RunResult run(const Plan& plan, OutputSink& sink);
 
+  /// Removes what runs of a cordon that was killed left behind (containers, remote
+  /// directories), using `settings` (the [backends.<name>] table) to find it. Never throws.
+  GarbageReport collect_garbage(const boost::json::object& settings);
+
  protected:
   explicit Backend(BackendContext context);
 
@@ -124,6 +134,8 @@ class CORDON_API Backend {
   virtual RunResult do_run(const Plan& plan, OutputSink& sink) = 0;
   /// Default: accepts an empty table and refuses any key. Override as `noexcept`.
   virtual std::vector<Error> do_validate_settings(const boost::json::object& settings);
+  /// Default: nothing to collect. Override as `noexcept`.
+  virtual GarbageReport do_collect_garbage(const boost::json::object& settings);
 
   const BackendContext& context() const noexcept { return context_; }
   spdlog::logger& log() const noexcept { return *context_.logger; }

@@ -31,6 +31,8 @@ inline constexpr const char* kIsolationFailed =
     "CRD1003";  ///< a mechanism failed while setting up a run
 inline constexpr const char* kBackendUnavailable =
     "CRD1004";  ///< the named backend is not usable here
+inline constexpr const char* kServiceUnreachable =
+    "CRD1005";  ///< a daemon or service the backend drives did not answer, or went away mid-run
 // CRD2xxx policy file and settings
 inline constexpr const char* kFileUnreadable = "CRD2001";
 inline constexpr const char* kSyntax = "CRD2002";

@@ -1,0 +1,93 @@
+// One container's life on the daemon: create, the exit waiter registered before start, start,
+// signals, inspect, and removal that always happens (a guard), plus the collection of
+// containers a dead cordon left behind.
+#pragma once
+
+#include <boost/json/object.hpp>
+
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "api.hpp"
+
+namespace cordon::docker {
+
+/// The label every cordon container carries; its value is the run id.
+inline constexpr const char* kRunLabel = "cordon.run";
+/// The pid and host of the cordon that created it, for garbage collection.
+inline constexpr const char* kPidLabel = "cordon.pid";
+inline constexpr const char* kStartLabel = "cordon.pid_start";
+inline constexpr const char* kHostLabel = "cordon.host";
+
+/// A created container, removed (forced) when the object goes away.
+class Container {
+ public:
+  /// Creates it; throws CRD1002 when the image is missing, CRD1003 for any other refusal.
+  Container(const Daemon& daemon, const std::string& name, const boost::json::object& body);
+  ~Container();
+  Container(const Container&) = delete;
+  Container& operator=(const Container&) = delete;
+
+  const std::string& id() const { return id_; }
+  /// Starts it; throws CRD1003 with the daemon's message when it cannot.
+  void start() const;
+  /// Sends `signal` ("SIGKILL", "SIGTERM"); false when the daemon did not take it.
+  bool kill(const char* signal) const noexcept;
+  /// The inspect answer, or an empty object when it cannot be had.
+  boost::json::object inspect() const noexcept;
+  /// Removes it now (forced); false with `why` when the daemon did not.
+  bool remove(std::string& why) noexcept;
+  /// Warnings the daemon returned at create.
+  const std::vector<std::string>& warnings() const { return warnings_; }
+
+ private:
+  const Daemon& daemon_;
+  std::string id_;
+  bool removed_ = false;
+  std::vector<std::string> warnings_;
+};
+
+/// POST /containers/{id}/wait?condition=next-exit on its own thread. The constructor returns
+/// once the daemon has registered the waiter, so a start after it cannot miss the exit.
+class ExitWaiter {
+ public:
+  ExitWaiter(const Daemon& daemon, const std::string& id);
+  ~ExitWaiter();
+  ExitWaiter(const ExitWaiter&) = delete;
+  ExitWaiter& operator=(const ExitWaiter&) = delete;
+
+  /// True once the wait answered or failed.
+  bool done() const { return done_.load(); }
+  /// Waits up to `ms` for done().
+  bool wait_for(int ms);
+  /// The exit status, once done; nullopt when the wait failed (`failure` says why).
+  std::optional<std::int64_t> status() const;
+  std::string failure() const;
+  /// Gives up: the transfer is aborted within about a second.
+  void cancel() { cancelled_ = true; }
+
+ private:
+  void run(Endpoint ep, std::string path);
+
+  std::thread thread_;
+  mutable std::mutex mutex_;
+  std::condition_variable cv_;
+  bool registered_ = false;
+  std::atomic<bool> done_{false}, cancelled_{false};
+  std::optional<std::int64_t> status_;
+  std::string failure_;
+};
+
+/// Host name and pid identity written into the labels, and the test of a label set against
+/// the living processes of this host. Pure apart from reading /proc.
+std::vector<std::string> owner_labels();
+
+/// Removes every cordon container whose creating process on this host is gone. Returns a line
+/// per container removed. Throws Error CRD1005 when the daemon does not answer.
+std::vector<std::string> collect_stale(const Daemon& daemon);
+
+}  // namespace cordon::docker

@@ -1,0 +1,73 @@
+// Policy -> the body of POST /containers/create: every clause mapped to a daemon setting, the
+// host mounted only where the policy lets the command write (or the operator said so), and
+// blocked paths inside those mounts masked. Pure: host facts are gathered beforehand.
+#pragma once
+
+#include <cordon/backend.hpp>
+
+#include <boost/json/object.hpp>
+
+#include <string>
+#include <vector>
+
+#include "settings.hpp"
+
+namespace cordon::docker {
+
+/// HOME inside the container when it is private.
+inline constexpr const char* kPrivateHome = "/home/cordon";
+
+/// A host path the container sees, and where.
+struct HostMount {
+  std::string source;
+  std::string target;
+  bool writable = false;
+  std::string why;  ///< "workspace", "filesystem.write", "backends.docker.mounts", "home"
+};
+
+/// A blocked host path as it is on the host right now.
+struct BlockedPath {
+  std::string path;
+  bool exists = false;
+  bool directory = false;
+};
+
+/// What the host side established before the spec is made.
+struct SpecInput {
+  const Plan& plan;
+  const Settings& settings;
+  std::string run_id;
+  std::string user;                      ///< "uid:gid" or a name: never root
+  std::vector<std::string> image_env;    ///< the image's own ENV ("K=V")
+  std::vector<std::string> write_paths;  ///< filesystem.write paths that exist, workspace excluded
+  std::vector<BlockedPath> blocked;
+  std::string mask_file;                ///< an empty mode-000 root-owned file on the host
+  std::string mask_dir;                 ///< an empty mode-000 root-owned directory on the host
+  std::vector<std::string> labels;      ///< extra "key=value" labels (pid, host)
+  std::vector<std::string> exec_masks;  ///< the image's blocked program files (container paths)
+};
+
+/// The create body and what it put in place, for the enforcement report.
+struct ContainerSpec {
+  boost::json::object body;
+  std::vector<HostMount> mounts;
+  std::vector<std::string> masked;       ///< container paths masked (blocked paths)
+  std::vector<std::string> exec_masked;  ///< the image's blocked program files masked
+  std::vector<std::string> removed_env;  ///< image ENV names removed because not granted
+  std::string home;
+  std::int64_t pids_limit = 0;
+};
+
+/// The host mounts of a plan: the workspace (same path, rw), the write paths, the operator's
+/// extra mounts, and the host's HOME when filesystem.home = host. Pure.
+std::vector<HostMount> host_mounts(const Plan& plan, const Settings& settings,
+                                   const std::vector<std::string>& write_paths);
+
+/// Where each blocked path falls inside a mount: the container paths to mask. Pure.
+std::vector<std::pair<std::string, bool>> masks_for(const std::vector<HostMount>& mounts,
+                                                    const std::vector<BlockedPath>& blocked);
+
+/// The whole create body. Pure.
+ContainerSpec make_spec(const SpecInput& in);
+
+}  // namespace cordon::docker

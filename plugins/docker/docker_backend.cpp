@@ -1,0 +1,289 @@
+// One run, stage by stage: the daemon, stale containers, the image, the host facts, the spec;
+// create, attach, wait, start, stream; the outcome; removal.
+#include "docker_backend.hpp"
+
+#include <boost/json/array.hpp>
+#include <boost/json/parse.hpp>
+
+#include <spdlog/spdlog.h>
+
+#include <signal.h>
+#include <unistd.h>
+
+#include "container.hpp"
+#include "container_spec.hpp"
+#include "host_side.hpp"
+#include "report.hpp"
+#include "session.hpp"
+#include "settings.hpp"
+#include "waiter_blob.hpp"
+
+namespace cordon::docker {
+
+namespace json = boost::json;
+
+namespace {
+
+struct ImageInfo {
+  std::string id;
+  std::vector<std::string> env;  ///< the image's own ENV
+};
+
+// The image's id and ENV, after checking it is present (CRD1002 when not: cordon never pulls).
+ImageInfo inspect_image(const Daemon& daemon, const std::string& image) {
+  Response r = daemon.call("GET", "/images/" + image + "/json");
+  if (r.status == 404)
+    throw Error(
+        code::kBackendResource,
+        "image '" + image + "' is not on the docker daemon at " + daemon.endpoint().display(),
+        "run 'docker pull " + image + "' (cordon never pulls), or build it locally");
+  if (r.status != 200)
+    throw Error(code::kServiceUnreachable,
+                "cannot inspect image '" + image + "': " + daemon_message(r));
+  ImageInfo info;
+  json::error_code ec;
+  auto parsed = json::parse(r.body, ec);
+  if (ec || !parsed.is_object()) return info;
+  if (const auto* id = parsed.as_object().if_contains("Id"); id && id->is_string())
+    info.id = std::string(id->as_string());
+  const auto* config = parsed.as_object().if_contains("Config");
+  if (!config || !config->is_object()) return info;
+  if (const auto* e = config->as_object().if_contains("Env"); e && e->is_array())
+    for (const auto& kv : e->as_array())
+      if (kv.is_string()) info.env.emplace_back(kv.as_string());
+  return info;
+}
+
+void check_runtime(const Daemon& daemon, const std::string& runtime) {
+  if (runtime.empty()) return;
+  auto info = daemon.json("GET", "/info", code::kServiceUnreachable, "info");
+  const auto* rt = info.if_contains("Runtimes");
+  if (rt && rt->is_object() && rt->as_object().contains(runtime)) return;
+  throw Error(code::kBackendResource,
+              "runtime '" + runtime + "' is not known to the docker daemon at " +
+                  daemon.endpoint().display(),
+              "install it and register it in the daemon's configuration, or remove "
+              "backends.docker.runtime");
+}
+
+std::string attach_path(const Daemon& daemon, const std::string& id, bool with_stdin) {
+  return daemon.path("/containers/" + id + "/attach?stream=1&stdout=1&stderr=1" +
+                     (with_stdin ? "&stdin=1" : ""));
+}
+
+Error exec_error(const std::string& line, const std::string& program, std::int64_t status) {
+  if (status == 127)
+    return Error(code::kNotFound, "program '" + program + "' not found in the container",
+                 "the image must contain it, in the granted PATH");
+  return Error(code::kNotExecutable, "'" + program + "' cannot be executed: " + line,
+               "the image's file must be an executable the container's user may run");
+}
+
+void fill_outcome(const SessionOutcome& out, const json::object& state, const Plan& plan,
+                  RunResult& result) {
+  bool oom = false;
+  if (const auto* s = state.if_contains("State"); s && s->is_object())
+    if (const auto* o = s->as_object().if_contains("OOMKilled"); o && o->is_bool())
+      oom = o->get_bool();
+  if (!out.daemon_error.empty() && !out.status) {
+    result.error =
+        Error(code::kServiceUnreachable, "the docker daemon went away mid-run: " + out.daemon_error,
+              "the command's container may be left; 'cordon docker gc' removes it");
+    return;
+  }
+  std::int64_t status = out.status.value_or(-1);
+  if (!out.init_error.empty() && (status == 126 || status == 127)) {
+    result.error = exec_error(out.init_error, plan.argv.front(), status);
+    result.exit_code = static_cast<int>(status);
+    return;
+  }
+  if (out.timed_out) {
+    result.timed_out = true;
+    result.signal = SIGKILL;
+    result.notes.push_back("the deadline passed: the container was killed");
+  } else if (status > 128 && status < 128 + 65) {
+    // The init reports a command killed by signal n as 128 + n.
+    result.signal = static_cast<int>(status - 128);
+    if (out.stopped) result.notes.push_back("stopped: the container was killed");
+  } else {
+    result.exit_code = static_cast<int>(status);
+  }
+  if (oom) result.notes.push_back("the memory limit was reached");
+}
+
+}  // namespace
+
+DockerBackend::DockerBackend(BackendContext context)
+    : Backend(std::move(context)), exec_cache_(mask_dir() / "exec-block") {}
+
+ProbeResult DockerBackend::do_probe() noexcept {
+  try {
+    auto r = probe_result(gather_probe_facts());
+    for (const auto& line : r.facts) log().debug("docker probe: {}", line);
+    return r;
+  } catch (const std::exception& e) {
+    ProbeResult r;
+    r.reason = std::string("probe failed: ") + e.what();
+    return r;
+  }
+}
+
+std::vector<Error> DockerBackend::do_validate_settings(const json::object& settings) noexcept {
+  try {
+    return docker::validate_settings(settings);
+  } catch (const std::exception& e) {
+    return {Error(code::kBadSettings, std::string("cannot validate settings: ") + e.what())};
+  }
+}
+
+RunResult DockerBackend::do_run(const Plan& plan, OutputSink& sink) noexcept {
+  RunResult result;
+  try {
+    execute(plan, sink, result);
+  } catch (const Error& e) {
+    result.error = e;
+  } catch (const std::exception& e) {
+    result.error = Error(code::kBackendFault, std::string("docker backend: ") + e.what());
+  }
+  return result;
+}
+
+std::shared_ptr<const Daemon> DockerBackend::daemon_for(const Endpoint& ep) {
+  std::string key = ep.display();
+  {
+    std::lock_guard lock(mutex_);
+    if (auto it = daemons_.find(key); it != daemons_.end()) return it->second;
+  }
+  auto daemon = std::make_shared<const Daemon>(ep);
+  bool sweep = false;
+  {
+    std::lock_guard lock(mutex_);
+    daemons_[key] = daemon;
+    sweep = !collected_[key];
+    collected_[key] = true;
+  }
+  // Containers of a cordon that was killed mid-run go on the next run.
+  if (sweep) {
+    try {
+      for (const auto& line : collect_stale(*daemon)) log().info("removed stale {}", line);
+    } catch (const std::exception& e) {
+      log().warn("could not collect stale containers: {}", e.what());
+    }
+  }
+  return daemon;
+}
+
+GarbageReport DockerBackend::do_collect_garbage(const json::object& settings) noexcept {
+  GarbageReport report;
+  try {
+    Settings s = parse_settings(settings);
+    Daemon daemon(resolve_endpoint(s.socket, s.host));
+    report.removed = collect_stale(daemon);
+  } catch (const Error& e) {
+    report.error = e;
+  } catch (const std::exception& e) {
+    report.error = Error(code::kBackendFault, std::string("docker gc: ") + e.what());
+  }
+  return report;
+}
+
+bool DockerBackend::attach_and_run(const Daemon& daemon, const Container& container, bool pooled,
+                                   const Plan& plan, OutputSink& sink, RunResult& result) {
+  bool with_stdin = pooled || plan.stdin_data.has_value();
+  RawStream stream(daemon.endpoint(), attach_path(daemon, container.id(), with_stdin));
+  SessionIo io;
+  io.input = plan.stdin_data;
+  std::optional<ExitWaiter> waiter;
+  if (pooled) {
+    // A pooled container whose waiter is gone cannot run anything: the caller runs one-shot.
+    auto state = container.inspect();
+    const auto* st = state.if_contains("State");
+    if (!st || !st->is_object() || !st->as_object().contains("Running") ||
+        !st->as_object().at("Running").as_bool())
+      return false;
+    io.nonce = new_run_id();
+    io.input = waiter_header(io.nonce, plan.argv) + plan.stdin_data.value_or("");
+  } else {
+    waiter.emplace(daemon, container.id());
+    io.waiter = &*waiter;
+    container.start();
+  }
+  SessionOutcome out = stream_session(plan, io, container, stream, sink);
+  // Only a kill can be the memory limit's: inspect then, not on every run.
+  json::object state = out.status == 128 + SIGKILL ? container.inspect() : json::object{};
+  fill_outcome(out, state, plan, result);
+  return true;
+}
+
+WarmPool& DockerBackend::pool_for(const std::shared_ptr<const Daemon>& daemon) {
+  std::lock_guard lock(mutex_);
+  auto& pool = pools_[daemon->endpoint().display()];
+  if (!pool) pool = std::make_unique<WarmPool>(daemon, ensure_waiter(mask_dir()));
+  return *pool;
+}
+
+std::vector<std::string> DockerBackend::blocked_programs(const Daemon& daemon, const Plan& plan,
+                                                         const std::string& image_id) {
+  const auto& names = plan.policy.process.blocked_commands;
+  if (names.empty()) return {};
+  auto path = plan.env.count("PATH") ? plan.env.at("PATH") : std::string();
+  ExecMasks m = exec_cache_.masks(daemon, image_id.empty() ? "unknown" : image_id, names, path);
+  if (!m.refusal.empty())
+    throw Error(code::kIsolationFailed, "process.blocked_commands cannot be enforced: " + m.refusal,
+                "use an image whose blocked programs are files of their own, or remove the name "
+                "from process.blocked_commands");
+  return m.files;
+}
+
+std::filesystem::path DockerBackend::mask_dir() const {
+  if (!context().state_dir.empty()) return context().state_dir;
+  return "/var/tmp/cordon-" + std::to_string(::geteuid()) + "/docker";
+}
+
+void DockerBackend::execute(const Plan& plan, OutputSink& sink, RunResult& result) {
+  if (auto errors = docker::validate_settings(plan.settings); !errors.empty()) throw errors.front();
+  Settings settings = parse_settings(plan.settings);
+  auto daemon = daemon_for(resolve_endpoint(settings.socket, settings.host));
+  std::string run_id = new_run_id();
+  auto [mask_file, mask_folder] = ensure_masks(mask_dir());
+  ImageInfo image = inspect_image(*daemon, settings.image);
+  check_runtime(*daemon, settings.runtime);
+  std::vector<std::string> exec_masks = blocked_programs(*daemon, plan, image.id);
+  SpecInput in{plan,
+               settings,
+               run_id,
+               container_user(plan, settings),
+               std::move(image.env),
+               existing_write_paths(plan, result.notes),
+               blocked_paths(plan),
+               mask_file,
+               mask_folder,
+               owner_labels(),
+               std::move(exec_masks)};
+  ContainerSpec spec = make_spec(in);
+  bool ran = false;
+  if (settings.pool) {
+    WarmPool& pool = pool_for(daemon);
+    if (auto pooled = pool.take(spec.body, settings.pool)) {
+      ran = attach_and_run(*daemon, *pooled, true, plan, sink, result);
+      pool.discard(std::move(pooled));
+      if (ran) result.notes.push_back("ran in a warm pool container");
+    }
+  }
+  if (!ran) {
+    Container container(*daemon, "cordon-" + run_id, spec.body);
+    for (const auto& w : container.warnings()) result.notes.push_back("docker: " + w);
+    attach_and_run(*daemon, container, false, plan, sink, result);
+    std::string why;
+    if (!container.remove(why) && !result.error)
+      result.notes.push_back("the container '" + container.id() + "' was not removed: " + why);
+  }
+  result.report = enforcement_report(plan, spec, in.user, daemon->version().str());
+  if (!spec.removed_env.empty()) {
+    std::string names;
+    for (const auto& n : spec.removed_env) names += (names.empty() ? "" : ", ") + n;
+    result.notes.push_back("the image's ENV (" + names + ") was not granted and was removed");
+  }
+}
+
+}  // namespace cordon::docker

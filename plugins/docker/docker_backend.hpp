@@ -1,0 +1,51 @@
+// The docker backend: the Engine API over the daemon's socket, every policy clause mapped to a
+// container setting or refused, the container removed whatever happens.
+#pragma once
+
+#include <cordon/backend.hpp>
+
+#include <map>
+#include <memory>
+#include <mutex>
+
+#include "api.hpp"
+#include "exec_block.hpp"
+#include "pool.hpp"
+#include "probe.hpp"
+
+namespace cordon::docker {
+
+/// The backend. One object serves any number of runs, from any threads.
+class DockerBackend final : public Backend {
+ public:
+  explicit DockerBackend(BackendContext context);
+
+ protected:
+  ProbeResult do_probe() noexcept override;
+  RunResult do_run(const Plan& plan, OutputSink& sink) noexcept override;
+  std::vector<Error> do_validate_settings(const boost::json::object& settings) noexcept override;
+  GarbageReport do_collect_garbage(const boost::json::object& settings) noexcept override;
+
+ private:
+  /// The daemon at `ep`, pinged and versioned once per backend object.
+  std::shared_ptr<const Daemon> daemon_for(const Endpoint& ep);
+  void execute(const Plan& plan, OutputSink& sink, RunResult& result);
+  std::filesystem::path mask_dir() const;
+  /// Attaches, registers the exit waiter, starts (or, pooled, sends the argv to the waiter)
+  /// and streams. False when a pooled container was no longer running (nothing ran).
+  bool attach_and_run(const Daemon& daemon, const Container& container, bool pooled,
+                      const Plan& plan, OutputSink& sink, RunResult& result);
+  /// The warm pool for `daemon`, made on first use.
+  WarmPool& pool_for(const std::shared_ptr<const Daemon>& daemon);
+  /// The image's files of process.blocked_commands; throws CRD1003 when one cannot be masked.
+  std::vector<std::string> blocked_programs(const Daemon& daemon, const Plan& plan,
+                                            const std::string& image_id);
+
+  std::mutex mutex_;
+  std::map<std::string, std::shared_ptr<const Daemon>> daemons_;
+  std::map<std::string, bool> collected_;  ///< endpoints swept for stale containers
+  ExecBlockCache exec_cache_;
+  std::map<std::string, std::unique_ptr<WarmPool>> pools_;  ///< last: destroyed first
+};
+
+}  // namespace cordon::docker

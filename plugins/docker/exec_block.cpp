@@ -1,0 +1,183 @@
+// Finding the image's blocked programs, deciding their masks, and caching the answer.
+#include "exec_block.hpp"
+
+#include <boost/json/array.hpp>
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+
+#include <algorithm>
+#include <fstream>
+#include <functional>
+#include <sstream>
+
+#include "container.hpp"
+#include "host_side.hpp"
+
+namespace cordon::docker {
+
+namespace json = boost::json;
+
+namespace {
+
+constexpr const char* kSystemDirs[] = {"/usr/local/sbin", "/usr/local/bin", "/usr/sbin",
+                                       "/usr/bin",        "/sbin",          "/bin"};
+
+std::string base64_decode(std::string_view in) {
+  auto value = [](char c) -> int {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    if (c == '+' || c == '-') return 62;
+    if (c == '/' || c == '_') return 63;
+    return -1;
+  };
+  std::string out;
+  int bits = 0, acc = 0;
+  for (char c : in) {
+    int v = value(c);
+    if (v < 0) continue;
+    acc = (acc << 6) | v;
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out += static_cast<char>((acc >> bits) & 0xff);
+    }
+  }
+  return out;
+}
+
+// HEAD /containers/{id}/archive?path=P: 404 when absent, else the stat header.
+PathStat stat_path(const Daemon& daemon, const std::string& id, const std::string& path) {
+  Response r = daemon.call("HEAD", "/containers/" + id + "/archive?path=" + url_encode(path));
+  PathStat st;
+  if (r.status != 200) return st;
+  st.exists = true;
+  auto header = r.headers.find("x-docker-container-path-stat");
+  if (header == r.headers.end()) return st;
+  json::error_code ec;
+  auto parsed = json::parse(base64_decode(header->second), ec);
+  if (ec || !parsed.is_object()) return st;
+  if (const auto* t = parsed.as_object().if_contains("linkTarget"); t && t->is_string()) {
+    st.link_target = std::string(t->as_string());
+    st.symlink = !st.link_target.empty();
+  }
+  return st;
+}
+
+std::string base_name(const std::string& path) { return path.substr(path.rfind('/') + 1); }
+
+std::string cache_key(const std::string& image_id, const std::vector<std::string>& candidates) {
+  std::string joined = image_id;
+  for (const auto& c : candidates) joined += "\n" + c;
+  std::ostringstream key;
+  key << std::hex << std::hash<std::string>{}(joined);
+  std::string id = image_id.substr(image_id.find(':') + 1).substr(0, 24);
+  return id + "-" + key.str();
+}
+
+}  // namespace
+
+std::vector<std::string> exec_candidates(const std::vector<std::string>& names,
+                                         const std::string& path_env) {
+  std::vector<std::string> dirs;
+  std::istringstream in(path_env);
+  for (std::string dir; std::getline(in, dir, ':');)
+    if (!dir.empty() && dir.front() == '/') dirs.push_back(dir);
+  for (const char* d : kSystemDirs) dirs.emplace_back(d);
+  std::vector<std::string> out;
+  for (const auto& name : names) {
+    if (name.find('/') != std::string::npos) {
+      out.push_back(name);
+      continue;
+    }
+    for (const auto& d : dirs) out.push_back((d == "/" ? "" : d) + "/" + name);
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+ExecMasks decide_masks(const std::vector<std::string>& candidates,
+                       const std::map<std::string, PathStat>& stats) {
+  ExecMasks m;
+  for (const auto& path : candidates) {
+    auto it = stats.find(path);
+    if (it == stats.end() || !it->second.exists) continue;
+    std::string target = path;
+    if (it->second.symlink) {
+      target = it->second.link_target;
+      if (base_name(target) != base_name(path)) {
+        m.refusal = "blocked program '" + path + "' is a link to the multi-call program '" +
+                    target + "': masking it would block every program it provides";
+        return m;
+      }
+      auto resolved = stats.find(target);
+      if (resolved != stats.end() && !resolved->second.exists) continue;
+    }
+    if (std::find(m.files.begin(), m.files.end(), target) == m.files.end())
+      m.files.push_back(target);
+  }
+  return m;
+}
+
+ExecMasks ExecBlockCache::masks(const Daemon& daemon, const std::string& image_id,
+                                const std::vector<std::string>& names,
+                                const std::string& path_env) {
+  auto candidates = exec_candidates(names, path_env);
+  std::string key = cache_key(image_id, candidates);
+  {
+    std::lock_guard lock(mutex_);
+    if (auto it = memory_.find(key); it != memory_.end()) return it->second;
+  }
+  std::optional<ExecMasks> found = load(key);
+  if (!found) {
+    // A container that is created and never started: the daemon stats paths of its root.
+    json::object body{{"Image", image_id},
+                      {"Cmd", json::array{"/"}},
+                      {"Labels", json::object{{kRunLabel, "exec-probe"}}}};
+    for (const auto& l : owner_labels())
+      body["Labels"].as_object()[l.substr(0, l.find('='))] = l.substr(l.find('=') + 1);
+    Container probe(daemon, "cordon-exec-probe-" + new_run_id(), body);
+    std::map<std::string, PathStat> stats;
+    for (const auto& c : candidates) stats[c] = stat_path(daemon, probe.id(), c);
+    for (auto& [path, st] : stats)
+      if (st.symlink && base_name(st.link_target) == base_name(path))
+        stats[st.link_target] = stat_path(daemon, probe.id(), st.link_target);
+    found = decide_masks(candidates, stats);
+    store(key, *found);
+  }
+  std::lock_guard lock(mutex_);
+  memory_[key] = *found;
+  return *found;
+}
+
+std::optional<ExecMasks> ExecBlockCache::load(const std::string& key) const {
+  std::ifstream in(dir_ / (key + ".json"));
+  if (!in) return std::nullopt;
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  json::error_code ec;
+  auto parsed = json::parse(text, ec);
+  if (ec || !parsed.is_object()) return std::nullopt;
+  ExecMasks m;
+  const auto& o = parsed.as_object();
+  if (const auto* r = o.if_contains("refusal"); r && r->is_string()) m.refusal = r->as_string();
+  if (const auto* f = o.if_contains("files"); f && f->is_array())
+    for (const auto& p : f->as_array())
+      if (p.is_string()) m.files.emplace_back(p.as_string());
+  return m;
+}
+
+void ExecBlockCache::store(const std::string& key, const ExecMasks& masks) const {
+  std::error_code ec;
+  std::filesystem::create_directories(dir_, ec);
+  json::array files;
+  for (const auto& f : masks.files) files.emplace_back(f);
+  std::string tmp = (dir_ / (key + ".tmp")).string();
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << json::serialize(json::object{{"refusal", masks.refusal}, {"files", files}});
+  }
+  std::filesystem::rename(tmp, dir_ / (key + ".json"), ec);
+}
+
+}  // namespace cordon::docker

@@ -1,0 +1,59 @@
+// process.blocked_commands in a container: the image's files at each blocked name (through the
+// granted PATH and the usual system directories) are found once per image, by asking the daemon
+// to stat them in a container that is created and never started, and masked by an empty
+// mode-000 file at create time. A name that is a link to a multi-call program (busybox's
+// `su -> busybox`) cannot be masked without masking every program: the run is refused.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "api.hpp"
+
+namespace cordon::docker {
+
+/// What the daemon said about one path of the image (archive stat).
+struct PathStat {
+  bool exists = false;
+  bool symlink = false;
+  std::string link_target;  ///< resolved, absolute, when a symlink
+};
+
+/// The masks for one image and list of blocked names, or why there can be none.
+struct ExecMasks {
+  std::vector<std::string> files;  ///< container paths to cover with the mask file
+  std::string refusal;             ///< non-empty: the run must be refused, this says why
+};
+
+/// Paths to look at for `names`: each directory of `path_env` and the system directories,
+/// joined with each name; a name with a '/' is itself. Pure.
+std::vector<std::string> exec_candidates(const std::vector<std::string>& names,
+                                         const std::string& path_env);
+
+/// The masks from the stats of `candidates`. Pure.
+ExecMasks decide_masks(const std::vector<std::string>& candidates,
+                       const std::map<std::string, PathStat>& stats);
+
+/// Finds and caches (in memory and under `cache_dir`) the masks for `image_id`.
+class ExecBlockCache {
+ public:
+  explicit ExecBlockCache(std::filesystem::path cache_dir) : dir_(std::move(cache_dir)) {}
+
+  /// The masks for `names` in the image; asks the daemon only when not cached.
+  ExecMasks masks(const Daemon& daemon, const std::string& image_id,
+                  const std::vector<std::string>& names, const std::string& path_env);
+
+ private:
+  std::optional<ExecMasks> load(const std::string& key) const;
+  void store(const std::string& key, const ExecMasks& masks) const;
+
+  std::filesystem::path dir_;
+  std::mutex mutex_;
+  std::map<std::string, ExecMasks> memory_;
+};
+
+}  // namespace cordon::docker

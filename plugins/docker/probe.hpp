@@ -1,0 +1,36 @@
+// The probe: asks the daemon (at DOCKER_HOST or the default socket) whether it answers, which
+// API it speaks, which limits its kernel setup supports, which runtimes it has and whether a
+// user namespace remap or rootless mode is in use; then says what each capability rests on.
+#pragma once
+
+#include <cordon/backend.hpp>
+
+#include <string>
+#include <vector>
+
+namespace cordon::docker {
+
+/// What the probe learned from the daemon.
+struct ProbeFacts {
+  std::string where;       ///< the endpoint, for messages
+  std::string failure;     ///< why the daemon could not be used; empty when it could
+  std::string api;         ///< negotiated API version
+  std::string server;      ///< engine version
+  bool memory = false;     ///< MemoryLimit and SwapLimit
+  bool pids = false;       ///< PidsLimit
+  bool cpu_quota = false;  ///< CpuCfsQuota
+  bool userns = false;     ///< SecurityOptions has name=userns
+  bool rootless = false;   ///< SecurityOptions has name=rootless
+  bool seccomp = false;    ///< SecurityOptions has name=seccomp
+  bool init = false;       ///< the daemon names an init binary
+  std::string cgroup_version;
+  std::vector<std::string> runtimes;
+};
+
+/// Asks the daemon. Never throws: failures land in `failure`.
+ProbeFacts gather_probe_facts();
+
+/// One proof per capability, with evidence. Pure.
+ProbeResult probe_result(const ProbeFacts& facts);
+
+}  // namespace cordon::docker

@@ -1,0 +1,75 @@
+// The enforcement report. Pure.
+#include "report.hpp"
+
+#include <cordon/capabilities.hpp>
+
+namespace cordon::docker {
+
+namespace {
+
+std::string mounts_line(const ContainerSpec& spec) {
+  std::string out;
+  for (const auto& m : spec.mounts)
+    out += (out.empty() ? "" : ", ") + m.target + (m.writable ? " (rw)" : " (ro)");
+  return out;
+}
+
+std::string limit(const Plan& plan, std::string_view id, const ContainerSpec& spec) {
+  const Limits& l = plan.policy.limits;
+  if (id == cap::limit_memory && l.memory_mb)
+    return "cgroup memory limit " + std::to_string(*l.memory_mb) + " MiB, swap equal (no swap)";
+  if (id == cap::limit_processes)
+    return "cgroup pids limit " + std::to_string(spec.pids_limit) + " (the command's " +
+           std::to_string(spec.pids_limit - 1) + " and the init)";
+  if (id == cap::limit_files && l.max_open_files)
+    return "RLIMIT_NOFILE " + std::to_string(*l.max_open_files);
+  if (id == cap::limit_cpu && l.cpu_seconds)
+    return "RLIMIT_CPU " + std::to_string(*l.cpu_seconds) + " s per process";
+  if (id == cap::limit_file_size && l.max_file_size_mb)
+    return "RLIMIT_FSIZE " + std::to_string(*l.max_file_size_mb) + " MiB";
+  if (id == cap::limit_cpu_share && l.cpu_percent)
+    return "CFS quota of " + std::to_string(*l.cpu_percent) + "% of one CPU";
+  return "not enforced";
+}
+
+std::string mechanism(const Plan& plan, std::string_view id, const ContainerSpec& spec,
+                      const std::string& user, const std::string& api) {
+  if (id == cap::fs_read_confine)
+    return "the image's read-only root; host paths mounted: " + mounts_line(spec);
+  if (id == cap::fs_read_block)
+    return std::to_string(spec.masked.size()) +
+           " blocked path(s) inside a mount masked by an empty mode-000 bind; the others are not "
+           "mounted";
+  if (id == cap::fs_write_confine)
+    return "read-only root; writable: " + mounts_line(spec) + ", the private /tmp and HOME";
+  if (id == cap::fs_exec_block)
+    return spec.exec_masked.empty()
+               ? "no blocked program is in the image"
+               : std::to_string(spec.exec_masked.size()) +
+                     " program file(s) of the image masked by an empty mode-000 bind";
+  if (id == cap::net_deny) return "NetworkMode none (only loopback)";
+  if (id.rfind("limit.", 0) == 0 && id != cap::limit_timeout) return limit(plan, id, spec);
+  if (id == cap::limit_timeout) return "the container is killed at the deadline and removed";
+  if (id == cap::proc_isolate) return "a pid namespace of its own, with the daemon's init";
+  if (id == cap::ipc_isolate) return "IpcMode private; a network namespace of its own";
+  if (id == cap::env_grant)
+    return std::to_string(plan.env.size() + (plan.env.count("HOME") ? 0 : 1)) +
+           " granted variables and HOME; " + std::to_string(spec.removed_env.size()) +
+           " image ENV name(s) removed; the daemon adds HOSTNAME";
+  if (id == cap::home_private) return "HOME=" + spec.home + ": an empty 0700 tmpfs";
+  if (id == cap::identity_unprivileged)
+    return "user " + user + ", CapDrop ALL, no-new-privileges (API " + api + ")";
+  return "not known to this backend";
+}
+
+}  // namespace
+
+std::vector<Enforcement> enforcement_report(const Plan& plan, const ContainerSpec& spec,
+                                            const std::string& user, const std::string& api) {
+  std::vector<Enforcement> out;
+  for (const auto& r : plan.requirements)
+    out.push_back({r.id, mechanism(plan, r.id, spec, user, api)});
+  return out;
+}
+
+}  // namespace cordon::docker

@@ -1,0 +1,18 @@
+// The enforcement report of a run: one line per requirement, naming what the container was
+// given for it. Pure.
+#pragma once
+
+#include <cordon/backend.hpp>
+#include <cordon/result.hpp>
+
+#include <vector>
+
+#include "container_spec.hpp"
+
+namespace cordon::docker {
+
+/// One Enforcement per requirement of `plan`, in the plan's order.
+std::vector<Enforcement> enforcement_report(const Plan& plan, const ContainerSpec& spec,
+                                            const std::string& user, const std::string& api);
+
+}  // namespace cordon::docker

@@ -1,0 +1,140 @@
+// Helpers of the docker backend's tests.
+#include "support.hpp"
+
+#include <boost/json/parse.hpp>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "api.hpp"
+#include "container.hpp"
+
+namespace cordon::docker::test {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string env_or(const char* name, const std::string& fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? std::string(v) : fallback;
+}
+
+Endpoint test_endpoint() { return resolve_endpoint(env_or("CORDON_TEST_DOCKER_SOCKET", ""), ""); }
+
+}  // namespace
+
+TempDir::TempDir(const std::string& prefix) {
+  std::string pattern = "/var/tmp/" + prefix + "XXXXXX";
+  if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+  path_ = pattern;
+  ::chmod(path_.c_str(), 0755);
+  if (::geteuid() == 0) (void)!::chown(path_.c_str(), 65534, 65534);
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  fs::remove_all(path_, ec);
+}
+
+void write_file(const std::string& file, const std::string& text) {
+  {
+    std::ofstream out(file, std::ios::binary | std::ios::trunc);
+    out << text;
+  }
+  struct stat st {};
+  if (::geteuid() == 0 && ::stat(fs::path(file).parent_path().c_str(), &st) == 0)
+    (void)!::chown(file.c_str(), st.st_uid, st.st_gid);
+}
+
+std::string read_file(const std::string& file) {
+  std::ifstream in(file, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void CaptureSink::write(Stream stream, std::string_view chunk) {
+  (stream == Stream::out ? out : err).append(chunk);
+  ++chunks;
+}
+
+std::string test_image() { return env_or("CORDON_TEST_IMAGE", "cordon-test/busybox:2"); }
+
+boost::json::object test_settings() {
+  boost::json::object s{{"image", test_image()}};
+  if (auto socket = env_or("CORDON_TEST_DOCKER_SOCKET", ""); !socket.empty()) s["socket"] = socket;
+  return s;
+}
+
+Policy base_policy(const std::string& workspace) {
+  Policy p;
+  p.name = "test";
+  p.filesystem.write = {workspace};
+  p.limits.timeout = std::chrono::seconds(60);
+  return p;
+}
+
+Plan make_plan(const Policy& policy, const std::string& workspace, std::vector<std::string> argv) {
+  Plan plan;
+  plan.policy = policy;
+  plan.requirements = derive_requirements(policy);
+  plan.argv = std::move(argv);
+  plan.workspace = workspace;
+  plan.env = {{"PATH", "/usr/local/bin:/usr/bin:/bin"}, {"LANG", "C.UTF-8"}};
+  plan.host_home = "/root";
+  plan.settings = test_settings();
+  if (policy.limits.timeout)
+    plan.deadline = std::chrono::steady_clock::now() + *policy.limits.timeout;
+  return plan;
+}
+
+DockerBackend& backend() {
+  static DockerBackend* instance = [] {
+    if (auto socket = env_or("CORDON_TEST_DOCKER_SOCKET", ""); !socket.empty())
+      ::setenv("DOCKER_HOST", ("unix://" + socket).c_str(), 1);
+    return new DockerBackend(BackendContext{"docker", nullptr, "/var/tmp/cordon-docker-test"});
+  }();
+  return *instance;
+}
+
+bool docker_ready() {
+  std::string why;
+  const auto& probe = backend().probe();
+  if (!probe.available) {
+    why = "docker daemon unavailable: " + probe.reason + " (scripts/docker-daemon start)";
+  } else {
+    try {
+      Response r = http_request(test_endpoint(), "GET", "/images/" + test_image() + "/json");
+      if (r.status != 200) why = "image '" + test_image() + "' missing (scripts/docker-image)";
+    } catch (const std::exception& e) {
+      why = e.what();
+    }
+  }
+  if (why.empty()) return true;
+  const char* ci = std::getenv("CI");
+  if (ci && std::string(ci) == "true") FAIL("missing prerequisite: " << why);
+  WARN("skipped: " << why);
+  return false;
+}
+
+RunResult run_sh(const Policy& policy, const std::string& workspace, const std::string& script,
+                 CaptureSink& sink) {
+  return backend().run(make_plan(policy, workspace, {"/bin/sh", "-c", script}), sink);
+}
+
+std::vector<std::string> our_containers() {
+  std::string filter = R"({"label":["cordon.pid=)" + std::to_string(::getpid()) + R"("]})";
+  Response r =
+      http_request(test_endpoint(), "GET", "/containers/json?all=1&filters=" + url_encode(filter));
+  std::vector<std::string> ids;
+  auto parsed = boost::json::parse(r.body);
+  for (const auto& c : parsed.as_array()) ids.emplace_back(c.as_object().at("Id").as_string());
+  return ids;
+}
+
+}  // namespace cordon::docker::test

@@ -1,0 +1,75 @@
+// Helpers of the docker backend's tests: temporary directories, plans filled by hand, a
+// capturing sink, the one backend object of the test process, and the daemon's prerequisites.
+//
+// CORDON_TEST_DOCKER_SOCKET  the daemon's socket (default: DOCKER_HOST, then the default one)
+// CORDON_TEST_IMAGE          the image (default cordon-test/busybox:2, made by
+// scripts/docker-image)
+#pragma once
+
+#include <cordon/backend.hpp>
+#include <cordon/requirements.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "docker_backend.hpp"
+
+namespace cordon::docker::test {
+
+/// A directory under /var/tmp, removed with everything in it; owned by 65534 when the tests run
+/// as root, so that the container's user (the workspace's owner) can write it.
+class TempDir {
+ public:
+  explicit TempDir(const std::string& prefix = "cordon-dk-");
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+  std::string operator/(const std::string& name) const { return (path_ / name).string(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
+/// Writes `text` to `file`, owned like the directory that holds it.
+void write_file(const std::string& file, const std::string& text);
+/// The whole file, or "" when it cannot be read.
+std::string read_file(const std::string& file);
+
+/// Keeps everything written to it.
+class CaptureSink final : public OutputSink {
+ public:
+  void write(Stream stream, std::string_view chunk) override;
+  std::string out;
+  std::string err;
+  std::size_t chunks = 0;
+};
+
+/// The test image's name.
+std::string test_image();
+/// The settings table the tests run with: the image and, when given, the socket.
+boost::json::object test_settings();
+
+/// A policy with writes to `workspace`, a 60 s timeout.
+Policy base_policy(const std::string& workspace);
+
+/// A plan for argv in `workspace` with requirements derived from `policy`.
+Plan make_plan(const Policy& policy, const std::string& workspace, std::vector<std::string> argv);
+
+/// The backend of this test process (probed once).
+DockerBackend& backend();
+
+/// False (with a WARN) when the daemon or the image is missing; under CI=true, a failure.
+bool docker_ready();
+
+/// Runs `script` with /bin/sh -c.
+RunResult run_sh(const Policy& policy, const std::string& workspace, const std::string& script,
+                 CaptureSink& sink);
+
+/// Ids of the containers labelled as made by this process.
+std::vector<std::string> our_containers();
+
+}  // namespace cordon::docker::test

@@ -1,0 +1,72 @@
+// A cordon killed mid-run leaves its container behind, labelled; `cordon docker gc` (and the
+// next run) removes it. Through the real CLI and the real daemon.
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <thread>
+
+#include "process.hpp"
+#include "support.hpp"
+
+using namespace cordon;
+using namespace cordon::docker::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+// `docker ps -a -q` of the containers labelled with `label`, through the docker CLI.
+std::string containers_labelled(const std::string& label) {
+  std::string host;
+  if (const char* s = std::getenv("CORDON_TEST_DOCKER_SOCKET"); s && *s)
+    host = std::string("-H unix://") + s + " ";
+  escape::SpawnOptions o;
+  o.argv = {"/bin/sh", "-c", "docker " + host + "ps -a -q --filter label=" + label};
+  return escape::run_process(o).out;
+}
+
+std::string write_config(const TempDir& dir) {
+  std::string file = dir / "config.toml";
+  std::ofstream out(file);
+  out << "[backends.docker]\nimage = \"" << test_image() << "\"\n";
+  if (const char* s = std::getenv("CORDON_TEST_DOCKER_SOCKET"); s && *s)
+    out << "socket = \"" << s << "\"\n";
+  return file;
+}
+
+}  // namespace
+
+TEST_CASE("gc: a killed cordon's container is removed by 'cordon docker gc'", "[docker][gc]") {
+  if (!docker_ready()) return;
+  TempDir ws;
+  auto config = write_config(ws);
+  escape::SpawnOptions o;
+  o.argv = {CORDON_CLI,         "run", "--backend", "docker", "--config", config, "--workspace",
+            ws.path().string(), "--",  "sleep",     "60"};
+  escape::Process cordon_run(o);
+  std::string label = "cordon.pid=" + std::to_string(cordon_run.pid());
+  std::string left;
+  for (int i = 0; i < 100 && left.empty(); ++i) {
+    std::this_thread::sleep_for(100ms);
+    left = containers_labelled(label);
+  }
+  REQUIRE_FALSE(left.empty());  // the run's container exists
+  // Killed as a crash would kill it: nothing of cordon's can clean up.
+  ::kill(cordon_run.pid(), SIGKILL);
+  auto ended = cordon_run.wait();
+  CHECK(ended.signal == SIGKILL);
+  CHECK(containers_labelled(label) == left);  // left behind, and findable by its label
+
+  escape::SpawnOptions gc;
+  gc.argv = {CORDON_CLI, "docker", "gc", "--config", config};
+  auto collected = escape::run_process(gc);
+  INFO(collected.out << collected.err);
+  CHECK(collected.status == 0);
+  CHECK(collected.out.find("removed container") != std::string::npos);
+  CHECK(containers_labelled(label).empty());
+  // Nothing more to collect: a second gc says so.
+  auto again = escape::run_process(gc);
+  CHECK(again.status == 0);
+  CHECK(again.out.find("nothing to remove") != std::string::npos);
+}

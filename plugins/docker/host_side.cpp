@@ -1,6 +1,8 @@
 // Host facts for one run.
 #include "host_side.hpp"
 
+#include <cordon/path_guard.hpp>
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -27,9 +29,14 @@ std::vector<std::string> existing_write_paths(const Plan& plan, std::vector<std:
     notes.push_back("filesystem.write = \"host\": only the workspace is mounted from the host");
     return out;
   }
+  std::vector<std::string> bases = plan.policy.filesystem.write;
+  bases.push_back(plan.workspace.string());
   for (const auto& w : plan.policy.filesystem.write) {
     std::error_code ec;
     if (w.empty() || w.front() != '/') continue;
+    // The daemon follows symlinks in a bind's source: one planted in the workspace must not
+    // turn a write grant into a mount of its target.
+    refuse_planted_symlink(fs::path(w).lexically_normal().string(), bases);
     if (fs::exists(w, ec))
       out.push_back(fs::weakly_canonical(w, ec).string());
     else

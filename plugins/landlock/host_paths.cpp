@@ -2,11 +2,11 @@
 #include "host_paths.hpp"
 
 #include <cordon/error.hpp>
+#include <cordon/path_guard.hpp>
 
 #include <dirent.h>
 #include <elf.h>
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -66,29 +66,6 @@ void collect_links(const std::string& lexical, HostView& view) {
     std::pair<std::string, std::string> link{prefix.string(), target.string()};
     if (std::find(view.links.begin(), view.links.end(), link) == view.links.end())
       view.links.push_back(link);
-  }
-}
-
-// Beneath a writable directory (the workspace, a write path) the command or an agent may have
-// planted a symlink: a grant there must not follow one out. Refuses (CRD4004) a policy path that
-// lies strictly beneath `bases` and reaches its target through a symlink below that base.
-void refuse_planted_symlink(const std::string& path, const std::vector<std::string>& bases) {
-  for (const auto& base : bases) {
-    std::string dir = base.empty() || base.back() == '/' ? base : base + "/";
-    if (dir.empty() || path.size() <= dir.size() || path.rfind(dir, 0) != 0) continue;
-    UniqueFd root(::open(base.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-    if (!root) continue;
-    open_how how{};
-    how.flags = O_PATH | O_CLOEXEC;
-    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-    std::string rest = path.substr(dir.size());
-    UniqueFd fd(
-        static_cast<int>(::syscall(SYS_openat2, root.get(), rest.c_str(), &how, sizeof how)));
-    if (!fd && (errno == ELOOP || errno == EXDEV))
-      throw Error(code::kPathEscape,
-                  "policy path '" + path + "' lies in the writable directory '" + base +
-                      "' and resolves through a symlink there; its target is not granted",
-                  "grant the target's real path in the policy, or remove the symlink");
   }
 }
 

@@ -50,6 +50,28 @@ TEST_CASE("fs: writes outside the workspace fail; write paths are writable", "[d
   CHECK(read_file(extra / "e.txt") == "e\n");
 }
 
+TEST_CASE("fs: a write path through a symlink planted in the workspace is refused", "[docker]") {
+  if (!docker_ready()) return;
+  TempDir ws, secret("cordon-dk-secret-");
+  // An earlier command left `out -> <secret>` in the workspace; the daemon would follow it.
+  std::filesystem::create_symlink(secret.path(), ws.path() / "out");
+  auto policy = base_policy(ws.path());
+  policy.filesystem.write.push_back((ws.path() / "out").string());
+  CaptureSink sink;
+  auto refused = run_sh(policy, ws.path(), "echo pwned > out/owned", sink);
+  REQUIRE(refused.error);
+  CHECK(refused.error->code() == "CRD4004");
+  CHECK(sink.out.empty());
+  CHECK_FALSE(std::filesystem::exists(secret.path() / "owned"));
+  // The real path, granted as itself, is writable.
+  policy.filesystem.write.back() = secret.path().string();
+  CaptureSink ok_sink;
+  auto ok = run_sh(policy, ws.path(), "echo mine > " + (secret / "mine") + " && echo ok", ok_sink);
+  CHECK(ok.exit_code == 0);
+  CHECK(ok_sink.out == "ok\n");
+  CHECK(read_file(secret / "mine") == "mine\n");
+}
+
 TEST_CASE("fs: blocked paths inside the workspace cannot be read or listed", "[docker]") {
   if (!docker_ready()) return;
   TempDir ws;

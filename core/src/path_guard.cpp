@@ -9,39 +9,23 @@
 
 #include <cerrno>
 
+#include "unique_fd.hpp"
+
 namespace cordon {
-
-namespace {
-
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-  explicit operator bool() const { return fd_ >= 0; }
-
- private:
-  int fd_;
-};
-
-}  // namespace
 
 void refuse_planted_symlink(const std::string& path, const std::vector<std::string>& bases) {
   for (const auto& base : bases) {
     std::string dir = base.empty() || base.back() == '/' ? base : base + "/";
     if (dir.empty() || path.size() <= dir.size() || path.rfind(dir, 0) != 0) continue;
-    Fd root(::open(base.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-    if (!root) continue;
+    detail::Fd root(::open(base.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    if (root.fd < 0) continue;
     open_how how{};
     how.flags = O_PATH | O_CLOEXEC;
     how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
     std::string rest = path.substr(dir.size());
-    Fd fd(static_cast<int>(::syscall(SYS_openat2, root.get(), rest.c_str(), &how, sizeof how)));
-    if (!fd && (errno == ELOOP || errno == EXDEV))
+    detail::Fd fd(
+        static_cast<int>(::syscall(SYS_openat2, root.fd, rest.c_str(), &how, sizeof how)));
+    if (fd.fd < 0 && (errno == ELOOP || errno == EXDEV))
       throw Error(code::kPathEscape,
                   "policy path '" + path + "' lies in the writable directory '" + base +
                       "' and resolves through a symlink there; its target is not granted",

@@ -13,20 +13,13 @@
 #include <cstring>
 #include <random>
 
+#include "unique_fd.hpp"
+
 namespace cordon {
 
 namespace {
 
-// Closes a descriptor on scope exit.
-struct Fd {
-  int fd = -1;
-  explicit Fd(int f) : fd(f) {}
-  ~Fd() {
-    if (fd >= 0) ::close(fd);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-};
+using detail::Fd;
 
 Error os_error(std::string_view path, const char* what, int err) {
   if (err == EXDEV || err == ELOOP)

@@ -41,28 +41,6 @@ TempDir::~TempDir() {
   fs::remove_all(path_, ec);
 }
 
-void write_file(const std::string& file, const std::string& text) {
-  {
-    std::ofstream out(file, std::ios::binary | std::ios::trunc);
-    out << text;
-  }
-  struct stat st {};
-  if (::geteuid() == 0 && ::stat(fs::path(file).parent_path().c_str(), &st) == 0)
-    (void)!::chown(file.c_str(), st.st_uid, st.st_gid);
-}
-
-std::string read_file(const std::string& file) {
-  std::ifstream in(file, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-void CaptureSink::write(Stream stream, std::string_view chunk) {
-  (stream == Stream::out ? out : err).append(chunk);
-  ++chunks;
-}
-
 std::string test_image() { return env_or("CORDON_TEST_IMAGE", "cordon-test/busybox:2"); }
 
 boost::json::object test_settings() {

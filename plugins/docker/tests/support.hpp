@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "backend_test_util.hpp"
 #include "docker_backend.hpp"
 
 namespace cordon::docker::test {
@@ -34,19 +35,10 @@ class TempDir {
   std::filesystem::path path_;
 };
 
-/// Writes `text` to `file`, owned like the directory that holds it.
-void write_file(const std::string& file, const std::string& text);
-/// The whole file, or "" when it cannot be read.
-std::string read_file(const std::string& file);
-
-/// Keeps everything written to it.
-class CaptureSink final : public OutputSink {
- public:
-  void write(Stream stream, std::string_view chunk) override;
-  std::string out;
-  std::string err;
-  std::size_t chunks = 0;
-};
+// The run's sink and file helpers shared by every backend's tests.
+using cordon::testing::CaptureSink;
+using cordon::testing::read_file;
+using cordon::testing::write_file;
 
 /// The test image's name.
 std::string test_image();

@@ -26,29 +26,6 @@ TempDir::~TempDir() {
   fs::remove_all(path_, ec);
 }
 
-void write_file(const std::string& file, const std::string& text, mode_t mode) {
-  {
-    std::ofstream out(file, std::ios::binary | std::ios::trunc);
-    out << text;
-  }
-  ::chmod(file.c_str(), mode);
-  struct stat st {};
-  if (::geteuid() == 0 && ::stat(fs::path(file).parent_path().c_str(), &st) == 0)
-    (void)!::chown(file.c_str(), st.st_uid, st.st_gid);
-}
-
-std::string read_file(const std::string& file) {
-  std::ifstream in(file, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-void CaptureSink::write(Stream stream, std::string_view chunk) {
-  (stream == Stream::out ? out : err).append(chunk);
-  ++chunks;
-}
-
 Policy base_policy(const std::string& workspace, const std::string& home) {
   Policy p;
   p.name = "test";

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "backend_test_util.hpp"
 #include "landlock_backend.hpp"
 
 namespace cordon::landlock::test {
@@ -36,19 +37,10 @@ class TempDir {
 /// A TempDir in /var/tmp.
 inline std::string host_area() { return "/var/tmp"; }
 
-/// Writes `text` to `file` with `mode`, owned like the directory that holds it.
-void write_file(const std::string& file, const std::string& text, mode_t mode = 0644);
-/// The whole file, or "" when it cannot be read.
-std::string read_file(const std::string& file);
-
-/// Keeps everything written to it.
-class CaptureSink final : public OutputSink {
- public:
-  void write(Stream stream, std::string_view chunk) override;
-  std::string out;
-  std::string err;
-  std::size_t chunks = 0;
-};
+// The run's sink and file helpers shared by every backend's tests.
+using cordon::testing::CaptureSink;
+using cordon::testing::read_file;
+using cordon::testing::write_file;
 
 /// The default policy with paths expanded for `workspace` and `home`.
 Policy base_policy(const std::string& workspace, const std::string& home);

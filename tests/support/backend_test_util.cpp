@@ -1,0 +1,36 @@
+// Shared helpers of the backends' test suites.
+#include "backend_test_util.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace cordon::testing {
+
+void CaptureSink::write(Stream stream, std::string_view chunk) {
+  (stream == Stream::out ? out : err).append(chunk);
+  ++chunks;
+}
+
+void write_file(const std::string& file, const std::string& text, mode_t mode) {
+  {
+    std::ofstream out(file, std::ios::binary | std::ios::trunc);
+    out << text;
+  }
+  ::chmod(file.c_str(), mode);
+  struct stat st {};
+  if (::geteuid() == 0 && ::stat(std::filesystem::path(file).parent_path().c_str(), &st) == 0)
+    (void)!::chown(file.c_str(), st.st_uid, st.st_gid);
+}
+
+std::string read_file(const std::string& file) {
+  std::ifstream in(file, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace cordon::testing

@@ -19,8 +19,12 @@ function(cordon_add_backend)
   endif()
   set(target cordon-backend-${ARG_NAME})
   add_library(${target} MODULE ${ARG_SOURCES})
+  # No run-time search path at all: the plugin's libcordon-core is the one already loaded by
+  # the host (matched by soname), and an empty search-path entry would mean the working
+  # directory.
   set_target_properties(${target} PROPERTIES PREFIX "" CXX_VISIBILITY_PRESET hidden
-                                             VISIBILITY_INLINES_HIDDEN ON)
+                                             VISIBILITY_INLINES_HIDDEN ON
+                                             BUILD_WITH_INSTALL_RPATH ON)
   target_compile_features(${target} PRIVATE cxx_std_20)
   if(TARGET cordon_core)
     target_link_libraries(${target} PRIVATE cordon_sdk ${ARG_LIBRARIES})

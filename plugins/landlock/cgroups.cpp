@@ -265,6 +265,15 @@ void SandboxCgroup::create(const CgroupSupport& s, const CgroupLimits& limits) {
     must_write(cpu_ + "/cpu.cfs_period_us", "100000");
     must_write(cpu_ + "/cpu.cfs_quota_us", std::to_string(*limits.cpu_percent * 1000));
   }
+  const std::string* dirs[3] = {&memory_, &pids_, &cpu_};
+  for (int i = 0; i < 3; ++i) {
+    if (dirs[i]->empty()) continue;
+    std::string tasks = *dirs[i] + "/tasks";
+    task_fds_[i] = ::open(tasks.c_str(), O_WRONLY | O_CLOEXEC);
+    if (task_fds_[i] < 0)
+      throw Error(code::kIsolationFailed,
+                  "cgroup: cannot open '" + tasks + "': " + std::strerror(errno));
+  }
 }
 
 SandboxCgroup::~SandboxCgroup() { remove(); }
@@ -272,6 +281,10 @@ SandboxCgroup::~SandboxCgroup() { remove(); }
 void SandboxCgroup::remove() noexcept {
   if (dir_fd_ >= 0) ::close(dir_fd_);
   dir_fd_ = -1;
+  for (int& fd : task_fds_) {
+    if (fd >= 0) ::close(fd);
+    fd = -1;
+  }
   for (const auto* dir : {&memory_, &pids_, &cpu_}) {
     if (dir->empty()) continue;
     // The last tasks may still be leaving the group for a moment after the init was reaped.
@@ -281,12 +294,6 @@ void SandboxCgroup::remove() noexcept {
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
   }
-}
-
-void SandboxCgroup::attach(pid_t pid) const {
-  if (version_ != CgroupVersion::v1) return;
-  for (const auto* dir : {&memory_, &pids_, &cpu_})
-    if (!dir->empty()) must_write(*dir + "/cgroup.procs", std::to_string(pid));
 }
 
 std::optional<std::uint64_t> SandboxCgroup::peak_memory() const {

@@ -50,8 +50,10 @@ class SandboxCgroup {
 
   /// v2: a directory descriptor for clone3(CLONE_INTO_CGROUP); -1 with v1.
   int clone_fd() const noexcept { return dir_fd_; }
-  /// v1: moves `pid` into every group. Throws cordon::Error (CRD1003).
-  void attach(pid_t pid) const;
+  /// v1: write-only descriptors of each group's `tasks` file (-1 where there is no group). The
+  /// sandbox's init writes "0" to each to move itself: a single-threaded move of the caller
+  /// skips the global lock that a move by pid takes (and its RCU grace period, 4-16 ms here).
+  const int* task_fds() const noexcept { return task_fds_; }
   /// Peak memory of the group, when the kernel reports it.
   std::optional<std::uint64_t> peak_memory() const;
   /// True when the memory limit killed or refused something.
@@ -67,6 +69,7 @@ class SandboxCgroup {
   std::string pids_;
   std::string cpu_;
   int dir_fd_ = -1;
+  int task_fds_[3] = {-1, -1, -1};  ///< v1: memory, pids, cpu
 };
 
 }  // namespace cordon::landlock

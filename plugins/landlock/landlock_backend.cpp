@@ -245,11 +245,15 @@ struct Pipes {
 };
 
 ChildSpec make_spec(const Prepared& p, const Policy& policy, ChildData& d, const Pipes& pipes,
-                    int ruleset_fd, const SeccompProgram& program, bool v1) {
+                    int ruleset_fd, const SeccompProgram& program, const SandboxCgroup* cgroup) {
+  bool v1 = cgroup && cgroup->clone_fd() < 0;
   ChildSpec spec;
   spec.go_fd = pipes.go.read.get();
   spec.wait_for_maps = p.identity.parent_writes_maps;
-  spec.wait_for_cgroup = v1;
+  if (v1) {
+    spec.cgroup_tasks = cgroup->task_fds();
+    spec.cgroup_task_count = 3;
+  }
   spec.self_maps = !p.identity.parent_writes_maps;
   spec.uid_map = d.uid_map.c_str();
   spec.gid_map = d.gid_map.c_str();
@@ -291,7 +295,7 @@ void LandlockBackend::execute(const Plan& plan, OutputSink& sink, RunResult& res
   bool v1 = cgroup && cgroup->clone_fd() < 0;
   ChildData data(plan, p);
   Pipes pipes(plan.stdin_data.has_value());
-  ChildSpec spec = make_spec(p, plan.policy, data, pipes, ruleset.get(), program, v1);
+  ChildSpec spec = make_spec(p, plan.policy, data, pipes, ruleset.get(), program, cgroup.get());
   std::uint64_t flags =
       kSandboxNamespaces | (spec.loopback ? CLONE_NEWNET : 0) | (v1 ? 0 : CLONE_NEWCGROUP);
   auto write_maps = [&data](pid_t pid) {
@@ -300,9 +304,8 @@ void LandlockBackend::execute(const Plan& plan, OutputSink& sink, RunResult& res
       throw Error(code::kIsolationFailed,
                   std::string("user namespace: cannot write ") + failed + ": " + std::strerror(-e));
   };
-  Started started =
-      start_sandbox(spec, flags, cgroup ? cgroup->clone_fd() : -1, pipes.go.write.get(), write_maps,
-                    [&cgroup](pid_t pid) { cgroup->attach(pid); });
+  Started started = start_sandbox(spec, flags, cgroup ? cgroup->clone_fd() : -1,
+                                  pipes.go.write.get(), write_maps);
   for (auto* end : {&pipes.out.write, &pipes.err.write, &pipes.report.write, &pipes.input.read})
     end->reset();
   ParentEnds ends{std::move(pipes.out.read), std::move(pipes.err.read),

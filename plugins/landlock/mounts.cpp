@@ -171,9 +171,9 @@ bool mask_blocked(const Layout& layout, MountFailure& f) noexcept {
     if (probe < 0) {
       ::close(base);
       base = -1;
-    } else {
-      ::close(probe);
     }
+    // `probe` stays open: closing a detached mount waits for an RCU grace period, so it (and
+    // `base` below) is left to the init's close_range, which runs once the command has started.
   }
   if (base < 0) {
     detached = false;
@@ -189,7 +189,7 @@ bool mask_blocked(const Layout& layout, MountFailure& f) noexcept {
     if (tree >= 0) ::close(tree);
     if (!ok) return fail(f, "mask", m.c_str());
   }
-  ::close(base);
+  if (!detached) ::close(base);
   if (!detached && (::umount2(kMaskDir, MNT_DETACH) != 0 || ::rmdir(kMaskDir) != 0))
     return fail(f, "remove", kMaskDir);
   return true;

@@ -62,6 +62,18 @@ void wait_for_cordon(const ChildSpec& s) noexcept {
   if (::read(s.go_fd, &go, 1) != 1) ::_exit(kSetupFailed);  // cordon went away
 }
 
+// Joins the v1 groups before anything else (and before the identity change, after which a
+// non-root cordon's descriptor would no longer be allowed to move this process).
+void join_cgroups(const ChildSpec& s) noexcept {
+  for (int i = 0; i < s.cgroup_task_count; ++i) {
+    if (s.cgroup_tasks[i] < 0) continue;
+    ssize_t n;
+    do n = ::write(s.cgroup_tasks[i], "0", 1);
+    while (n < 0 && errno == EINTR);
+    if (n != 1) setup_failed(s, "cgroup", "cannot join the sandbox's group", "", errno);
+  }
+}
+
 void become(const ChildSpec& s) noexcept {
   if (s.wait_for_maps) wait_for_cordon(s);
   if (s.self_maps) {
@@ -94,7 +106,6 @@ void isolate(const ChildSpec& s) noexcept {
   if (int err = add_sandbox_rules(s.ruleset_fd, *s.ruleset, &failed); err != 0)
     setup_failed(s, "landlock", "cannot add the rule for", failed, -err);
   if (::setsid() < 0) setup_failed(s, "pid namespace", "setsid", "", errno);
-  if (s.wait_for_cgroup) wait_for_cordon(s);
   if (s.unshare_cgroup && ::unshare(CLONE_NEWCGROUP) != 0)
     setup_failed(s, "cgroup namespace", "unshare", "", errno);
 }
@@ -180,6 +191,7 @@ int wait_for(pid_t command) noexcept {
 
 void run_init(const ChildSpec& s) noexcept {
   reset_signals();  // cordon's handlers must never run in here
+  join_cgroups(s);
   become(s);
   isolate(s);
   pid_t command = ::clone(command_main, s.stack + s.stack_size, CLONE_VM | CLONE_VFORK | SIGCHLD,

@@ -35,13 +35,12 @@ static_assert(sizeof(ChildReport) <= PIPE_BUF, "reports must be written atomical
 /// Everything the init and the command need, prepared by cordon before the clone.
 struct ChildSpec {
   // identity
-  int go_fd = -1;                ///< read end; cordon writes a byte when each step below is done
-  bool wait_for_maps = false;    ///< cordon (root) writes the maps: wait before anything else
-  bool wait_for_cgroup = false;  ///< cordon moves the init into its v1 groups meanwhile: wait
-                                 ///< before the command starts (the move is slow; it overlaps
-                                 ///< the init's own set-up)
-  bool self_maps = true;         ///< the init writes its own maps (cordon is not root)
-  const char* uid_map = "";      ///< the maps the init writes for itself
+  int go_fd = -1;              ///< read end; cordon writes a byte when each step below is done
+  bool wait_for_maps = false;  ///< cordon (root) writes the maps: wait before anything else
+  const int* cgroup_tasks = nullptr;  ///< v1: `tasks` descriptors the init writes "0" to, first
+  int cgroup_task_count = 0;
+  bool self_maps = true;     ///< the init writes its own maps (cordon is not root)
+  const char* uid_map = "";  ///< the maps the init writes for itself
   const char* gid_map = "";
   uid_t uid = 0;
   gid_t gid = 0;

@@ -133,8 +133,7 @@ void feed(UniqueFd& fd, const std::string& input, std::size_t& written) {
 }  // namespace
 
 Started start_sandbox(const ChildSpec& spec, std::uint64_t flags, int cgroup_fd, int go_write,
-                      const std::function<void(pid_t)>& write_maps,
-                      const std::function<void(pid_t)>& attach) {
+                      const std::function<void(pid_t)>& write_maps) {
   Started s;
   int pidfd = -1;
   pid_t pid = clone_sandbox(flags, cgroup_fd, &pidfd);
@@ -163,7 +162,6 @@ Started start_sandbox(const ChildSpec& spec, std::uint64_t flags, int cgroup_fd,
     }
   };
   step(spec.wait_for_maps, write_maps);
-  step(spec.wait_for_cgroup, attach);
   return s;
 }
 

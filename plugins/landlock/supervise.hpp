@@ -27,13 +27,12 @@ struct Started {
   UniqueFd pidfd;
 };
 
-/// Clones the init with `flags` (into the cgroup `cgroup_fd` when >= 0); then, as the spec
-/// waits for them, runs `write_maps(pid)` and `attach(pid)` (v1 cgroups), writing a go byte
-/// after each. Throws cordon::Error (CRD1003); the init is killed and reaped if anything fails
-/// after the clone.
+/// Clones the init with `flags` (into the v2 cgroup `cgroup_fd` when >= 0; v1 groups are joined
+/// by the init itself); then, when the spec waits for it, runs `write_maps(pid)` and writes a go
+/// byte. Throws cordon::Error (CRD1003); the init is killed and reaped if anything fails after
+/// the clone.
 Started start_sandbox(const ChildSpec& spec, std::uint64_t flags, int cgroup_fd, int go_write,
-                      const std::function<void(pid_t)>& write_maps,
-                      const std::function<void(pid_t)>& attach);
+                      const std::function<void(pid_t)>& write_maps);
 
 /// Cordon's ends of the sandbox's pipes.
 struct ParentEnds {

@@ -75,22 +75,31 @@ int main() {
   fs::path ws = fs::path("/var/tmp") / ("cordon-bench-docker-" + std::to_string(::getpid()));
   fs::create_directories(ws);
   std::ofstream(ws / "config.toml") << "[backends.docker]\nimage = \"" << image << "\"\n";
-  std::string cordon = std::string(CORDON_CLI) + " run --plugin-dir " + CORDON_PLUGIN_DIR +
-                       " --backend docker --config " + (ws / "config.toml").string() +
-                       " --workspace " + ws.string() + " -- /bin/true";
+  std::ofstream(ws / "pool.toml") << "[backends.docker]\nimage = \"" << image << "\"\npool = 2\n";
+  auto cordon_with = [&](const char* config) {
+    return std::string(CORDON_CLI) + " run --plugin-dir " + CORDON_PLUGIN_DIR +
+           " --backend docker --config " + (ws / config).string() + " --workspace " + ws.string() +
+           " -- /bin/true";
+  };
+  std::string cordon = cordon_with("config.toml");
+  std::string cordon_pool = cordon_with("pool.toml");
   std::string plain = docker + " run --rm --network none " + image + " /bin/true";
 
-  std::vector<double> cli, ref;
+  std::vector<double> cli, cli_pool, ref;
   time_command(cordon);  // warm both paths once (image layers, exec-block cache)
   time_command(plain);
   for (int i = 0; i < runs; ++i) {
     cli.push_back(time_command(cordon));
+    cli_pool.push_back(time_command(cordon_pool));
     ref.push_back(time_command(plain));
   }
   std::printf("one-shot, %d runs each (median):\n", runs);
   std::printf("  docker run --rm --network none   %7.1f ms\n", median(ref));
   std::printf("  cordon run --backend docker      %7.1f ms   ratio %.2f (cordon / docker)\n",
               median(cli), median(cli) / median(ref));
+  // A one-shot process cannot use a pool: pool = N must cost it nothing.
+  std::printf("  cordon run, pool = 2             %7.1f ms   ratio %.2f\n", median(cli_pool),
+              median(cli_pool) / median(ref));
 
   cordon::docker::DockerBackend backend(cordon::BackendContext{"docker", nullptr, {}});
   NullSink sink;

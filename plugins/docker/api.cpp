@@ -69,10 +69,10 @@ std::string Daemon::path(const std::string& p) const { return "/v" + version_.st
 
 Response Daemon::call(std::string_view method, const std::string& p,
                       const std::optional<boost::json::value>& body,
-                      std::chrono::milliseconds timeout) const {
+                      std::chrono::milliseconds timeout, const Cancel& cancel) const {
   std::optional<std::string> text;
   if (body) text = boost::json::serialize(*body);
-  return http_request(ep_, method, path(p), text, timeout);
+  return http_request(ep_, method, path(p), text, timeout, cancel);
 }
 
 boost::json::object Daemon::json(std::string_view method, const std::string& p, const char* code,

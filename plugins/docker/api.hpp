@@ -46,10 +46,12 @@ class Daemon {
   /// The daemon's /version answer.
   const boost::json::object& version_info() const { return version_info_; }
 
-  /// A versioned request; the body is JSON. Throws CRD1005 when the daemon does not answer.
+  /// A versioned request; the body is JSON. Throws CRD1005 when the daemon does not answer,
+  /// Cancelled when `cancel` says so first.
   Response call(std::string_view method, const std::string& path,
                 const std::optional<boost::json::value>& body = std::nullopt,
-                std::chrono::milliseconds timeout = kRequestTimeout) const;
+                std::chrono::milliseconds timeout = kRequestTimeout,
+                const Cancel& cancel = {}) const;
   /// call() that expects a JSON object; throws Error(`code`, "<what>: <daemon's message>")
   /// for any status outside 200..299.
   boost::json::object json(std::string_view method, const std::string& path, const char* code,

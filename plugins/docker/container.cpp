@@ -42,9 +42,9 @@ Container::~Container() {
   remove(why);
 }
 
-void Container::start() const {
+void Container::start(const Cancel& cancel) const {
   Response r = daemon_.call("POST", "/containers/" + id_ + "/start", std::nullopt,
-                            std::chrono::seconds(120));
+                            std::chrono::seconds(120), cancel);
   if (r.status != 204 && r.status != 304)
     throw Error(code::kIsolationFailed,
                 "the docker daemon could not start the container: " + daemon_message(r));
@@ -81,14 +81,22 @@ bool Container::remove(std::string& why) noexcept {
   return removed_;
 }
 
-ExitWaiter::ExitWaiter(const Daemon& daemon, const std::string& id) {
+ExitWaiter::ExitWaiter(const Daemon& daemon, const std::string& id, const Cancel& abandon) {
   thread_ = std::thread(&ExitWaiter::run, this, daemon.endpoint(),
                         daemon.path("/containers/" + id + "/wait?condition=next-exit"));
   std::unique_lock lock(mutex_);
-  if (!cv_.wait_for(lock, kRequestTimeout, [this] { return registered_ || done_.load(); })) {
+  auto until = std::chrono::steady_clock::now() + kRequestTimeout;
+  bool answered = false, abandoned = false;
+  while (!answered && !abandoned && std::chrono::steady_clock::now() < until) {
+    answered = cv_.wait_for(lock, std::chrono::milliseconds(50),
+                            [this] { return registered_ || done_.load(); });
+    abandoned = !answered && abandon && abandon();
+  }
+  if (!answered) {
     lock.unlock();
     cancel();
     thread_.join();
+    if (abandoned) throw Cancelled();
     throw Error(code::kServiceUnreachable, "the docker daemon did not register the exit waiter");
   }
   if (!registered_) {

@@ -33,8 +33,9 @@ class Container {
   Container& operator=(const Container&) = delete;
 
   const std::string& id() const { return id_; }
-  /// Starts it; throws CRD1003 with the daemon's message when it cannot.
-  void start() const;
+  /// Starts it; throws CRD1003 with the daemon's message when it cannot, Cancelled when
+  /// `cancel` says so before the daemon answered (the container may then be starting).
+  void start(const Cancel& cancel = {}) const;
   /// Sends `signal` ("SIGKILL", "SIGTERM"); false when the daemon did not take it.
   bool kill(const char* signal) const noexcept;
   /// The inspect answer, or an empty object when it cannot be had.
@@ -52,10 +53,11 @@ class Container {
 };
 
 /// POST /containers/{id}/wait?condition=next-exit on its own thread. The constructor returns
-/// once the daemon has registered the waiter, so a start after it cannot miss the exit.
+/// once the daemon has registered the waiter, so a start after it cannot miss the exit; it
+/// throws Cancelled when `cancel` says so first.
 class ExitWaiter {
  public:
-  ExitWaiter(const Daemon& daemon, const std::string& id);
+  ExitWaiter(const Daemon& daemon, const std::string& id, const Cancel& cancel = {});
   ~ExitWaiter();
   ExitWaiter(const ExitWaiter&) = delete;
   ExitWaiter& operator=(const ExitWaiter&) = delete;
@@ -67,7 +69,7 @@ class ExitWaiter {
   /// The exit status, once done; nullopt when the wait failed (`failure` says why).
   std::optional<std::int64_t> status() const;
   std::string failure() const;
-  /// Gives up: the transfer is aborted within about a second.
+  /// Gives up: the transfer is aborted within about 50 ms.
   void cancel() { cancelled_ = true; }
 
  private:

@@ -98,7 +98,12 @@ json::object host_config(const SpecInput& in, ContainerSpec& spec) {
   hc["NetworkMode"] = p.network.allow ? "default" : "none";
   hc["IpcMode"] = "private";
   hc["CapDrop"] = json::array{"ALL"};
-  hc["SecurityOpt"] = json::array{"no-new-privileges"};
+  json::array security{"no-new-privileges"};
+  if (in.seccomp) {
+    security.emplace_back(in.seccomp->security_opt());
+    spec.seccomp = in.seccomp->summary();
+  }
+  hc["SecurityOpt"] = std::move(security);
   hc["Init"] = true;
   hc["Privileged"] = false;
   hc["LogConfig"] = json::object{{"Type", "none"}, {"Config", json::object{}}};

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "seccomp_profile.hpp"
 #include "settings.hpp"
 
 namespace cordon::docker {
@@ -45,6 +46,9 @@ struct SpecInput {
   std::string mask_dir;                 ///< an empty mode-000 root-owned directory on the host
   std::vector<std::string> labels;      ///< extra "key=value" labels (pid, host)
   std::vector<std::string> exec_masks;  ///< the image's blocked program files (container paths)
+  /// cordon's seccomp profile for the daemon's architecture; null only in unit tests (the
+  /// daemon's default profile then applies).
+  std::shared_ptr<const SeccompProfile> seccomp;
 };
 
 /// The create body and what it put in place, for the enforcement report.
@@ -56,6 +60,7 @@ struct ContainerSpec {
   std::vector<std::string> removed_env;  ///< image ENV names removed because not granted
   std::string home;
   std::int64_t pids_limit = 0;
+  std::string seccomp;  ///< the profile's summary; empty when the daemon's default applies
 };
 
 /// The host mounts of a plan: the workspace (same path, rw), the write paths, the operator's

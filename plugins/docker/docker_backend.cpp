@@ -14,6 +14,7 @@
 #include "container_spec.hpp"
 #include "host_side.hpp"
 #include "report.hpp"
+#include "seccomp_profile.hpp"
 #include "session.hpp"
 #include "settings.hpp"
 #include "waiter_blob.hpp"
@@ -54,6 +55,12 @@ ImageInfo inspect_image(const Daemon& daemon, const std::string& image) {
   return info;
 }
 
+// The daemon's architecture, as /version says it ("amd64").
+std::string daemon_arch(const Daemon& daemon) {
+  const auto* arch = daemon.version_info().if_contains("Arch");
+  return arch && arch->is_string() ? std::string(arch->get_string()) : std::string("unknown");
+}
+
 void check_runtime(const Daemon& daemon, const std::string& runtime) {
   if (runtime.empty()) return;
   auto info = daemon.json("GET", "/info", code::kServiceUnreachable, "info");
@@ -77,6 +84,28 @@ Error exec_error(const std::string& line, const std::string& program, std::int64
                  "the image must contain it, in the granted PATH");
   return Error(code::kNotExecutable, "'" + program + "' cannot be executed: " + line,
                "the image's file must be an executable the container's user may run");
+}
+
+// True once the run should not go on making its container: a stop request, or the deadline.
+Cancel abandon_for(const Plan& plan) {
+  return [&plan] {
+    return (plan.stop && plan.stop->requested() != StopToken::Level::none) ||
+           (plan.deadline && std::chrono::steady_clock::now() >= *plan.deadline);
+  };
+}
+
+// The outcome of a run given up before its output was streamed: the command did not run, or
+// was killed as soon as it started, and the container is gone.
+void abandoned(const Plan& plan, RunResult& result) {
+  auto level = plan.stop ? plan.stop->requested() : StopToken::Level::none;
+  result.signal = level == StopToken::Level::terminate ? SIGTERM : SIGKILL;
+  if (level == StopToken::Level::none) {
+    result.timed_out = true;
+    result.notes.push_back(
+        "the deadline passed while the container was being made: it was removed");
+  } else {
+    result.notes.push_back("stopped while the container was being made: it was removed");
+  }
 }
 
 void fill_outcome(const SessionOutcome& out, const json::object& state, const Plan& plan,
@@ -140,6 +169,8 @@ RunResult DockerBackend::do_run(const Plan& plan, OutputSink& sink) noexcept {
   RunResult result;
   try {
     execute(plan, sink, result);
+  } catch (const Cancelled&) {
+    abandoned(plan, result);
   } catch (const Error& e) {
     result.error = e;
   } catch (const std::exception& e) {
@@ -149,7 +180,7 @@ RunResult DockerBackend::do_run(const Plan& plan, OutputSink& sink) noexcept {
 }
 
 std::shared_ptr<const Daemon> DockerBackend::daemon_for(const Endpoint& ep) {
-  std::string key = ep.display();
+  std::string key = ep.key();
   {
     std::lock_guard lock(mutex_);
     if (auto it = daemons_.find(key); it != daemons_.end()) return it->second;
@@ -190,7 +221,8 @@ GarbageReport DockerBackend::do_collect_garbage(const json::object& settings) no
 bool DockerBackend::attach_and_run(const Daemon& daemon, const Container& container, bool pooled,
                                    const Plan& plan, OutputSink& sink, RunResult& result) {
   bool with_stdin = pooled || plan.stdin_data.has_value();
-  RawStream stream(daemon.endpoint(), attach_path(daemon, container.id(), with_stdin));
+  Cancel abandon = abandon_for(plan);
+  RawStream stream(daemon.endpoint(), attach_path(daemon, container.id(), with_stdin), abandon);
   SessionIo io;
   io.input = plan.stdin_data;
   std::optional<ExitWaiter> waiter;
@@ -204,9 +236,9 @@ bool DockerBackend::attach_and_run(const Daemon& daemon, const Container& contai
     io.nonce = new_run_id();
     io.input = waiter_header(io.nonce, plan.argv) + plan.stdin_data.value_or("");
   } else {
-    waiter.emplace(daemon, container.id());
+    waiter.emplace(daemon, container.id(), abandon);
     io.waiter = &*waiter;
-    container.start();
+    container.start(abandon);
   }
   SessionOutcome out = stream_session(plan, io, container, stream, sink);
   // Only a kill can be the memory limit's: inspect then, not on every run.
@@ -217,7 +249,7 @@ bool DockerBackend::attach_and_run(const Daemon& daemon, const Container& contai
 
 WarmPool& DockerBackend::pool_for(const std::shared_ptr<const Daemon>& daemon) {
   std::lock_guard lock(mutex_);
-  auto& pool = pools_[daemon->endpoint().display()];
+  auto& pool = pools_[daemon->endpoint().key()];
   if (!pool) pool = std::make_unique<WarmPool>(daemon, ensure_waiter(mask_dir()));
   return *pool;
 }
@@ -246,9 +278,13 @@ void DockerBackend::execute(const Plan& plan, OutputSink& sink, RunResult& resul
   auto daemon = daemon_for(resolve_endpoint(settings.socket, settings.host));
   std::string run_id = new_run_id();
   auto [mask_file, mask_folder] = ensure_masks(mask_dir());
+  Cancel abandon = abandon_for(plan);
   ImageInfo image = inspect_image(*daemon, settings.image);
   check_runtime(*daemon, settings.runtime);
   std::vector<std::string> exec_masks = blocked_programs(*daemon, plan, image.id);
+  // Each stage of making the container looks at the stop request and the deadline; the
+  // daemon's calls that may wait (attach, wait, start) poll them.
+  if (abandon()) throw Cancelled();
   SpecInput in{plan,
                settings,
                run_id,
@@ -259,7 +295,8 @@ void DockerBackend::execute(const Plan& plan, OutputSink& sink, RunResult& resul
                mask_file,
                mask_folder,
                owner_labels(),
-               std::move(exec_masks)};
+               std::move(exec_masks),
+               seccomp_profile(daemon_arch(*daemon))};
   ContainerSpec spec = make_spec(in);
   bool ran = false;
   if (settings.pool) {
@@ -272,6 +309,7 @@ void DockerBackend::execute(const Plan& plan, OutputSink& sink, RunResult& resul
   }
   if (!ran) {
     Container container(*daemon, "cordon-" + run_id, spec.body);
+    if (abandon()) throw Cancelled();  // removed on the way out
     for (const auto& w : container.warnings()) result.notes.push_back("docker: " + w);
     attach_and_run(*daemon, container, false, plan, sink, result);
     std::string why;

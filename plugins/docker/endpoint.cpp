@@ -45,6 +45,11 @@ std::string Endpoint::display() const {
   return "tcp://" + base_url.substr(scheme == std::string::npos ? 0 : scheme + 3);
 }
 
+std::string Endpoint::key() const {
+  if (!tls) return display();
+  return display() + (tls_verify ? " tls-verify " : " tls ") + cert_dir;
+}
+
 Endpoint resolve_endpoint(const std::string& socket, const std::string& host,
                           const EnvLookup& env) {
   if (!socket.empty()) {

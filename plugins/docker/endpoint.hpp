@@ -22,6 +22,9 @@ struct Endpoint {
   std::string cert_dir;  ///< holds ca.pem, cert.pem, key.pem when tls
   /// "/var/run/docker.sock" or "tcp://host:2376", for messages.
   std::string display() const;
+  /// display() and the TLS settings: two endpoints with the same key are the same daemon
+  /// reached the same way (for caches).
+  std::string key() const;
   bool operator==(const Endpoint&) const = default;
 };
 

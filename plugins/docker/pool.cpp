@@ -70,7 +70,10 @@ std::unique_ptr<Container> WarmPool::take(const json::object& body, std::uint32_
     std::lock_guard lock(mutex_);
     auto& shelf = shelves_[key];
     if (shelf.body.empty()) shelf.body = pooled_body(body, waiter_path_, "pool-" + new_run_id());
-    shelf.size = size;
+    // One run of a body says nothing of the next: warming N containers for it would compete
+    // with its own start and, in a one-shot process, be removed unused before it exits. A
+    // second run shows a caller that runs again.
+    shelf.size = ++shelf.asked >= 2 ? size : 0;
     if (!shelf.ready.empty()) {
       taken = std::move(shelf.ready.front());
       shelf.ready.pop_front();

@@ -37,7 +37,8 @@ class WarmPool {
   WarmPool& operator=(const WarmPool&) = delete;
 
   /// A started container for `body` (a run's create body), or nullptr when none is ready yet.
-  /// Either way, `size` containers are kept ready for that body from now on.
+  /// From the second run of a body on, `size` containers are kept ready for it: a body asked
+  /// for once (a one-shot `cordon run`) warms nothing.
   std::unique_ptr<Container> take(const boost::json::object& body, std::uint32_t size);
   /// Hands a used container over for removal in the background.
   void discard(std::unique_ptr<Container> used);
@@ -47,7 +48,8 @@ class WarmPool {
  private:
   struct Shelf {
     boost::json::object body;  ///< the pooled body
-    std::uint32_t size = 0;
+    std::uint32_t size = 0;    ///< how many to keep ready
+    std::uint64_t asked = 0;   ///< runs that wanted one
     std::deque<std::unique_ptr<Container>> ready;
     int failures = 0;
   };

@@ -6,6 +6,7 @@
 #include <boost/json/array.hpp>
 
 #include "api.hpp"
+#include "seccomp_profile.hpp"
 
 namespace cordon::docker {
 
@@ -51,6 +52,7 @@ ProbeFacts gather_probe_facts() {
     Daemon daemon(ep);
     f.api = daemon.version().str();
     f.server = text(daemon.version_info(), "Version");
+    f.arch = text(daemon.version_info(), "Arch");
     read_info(daemon.json("GET", "/info", code::kServiceUnreachable, "info"), f);
   } catch (const std::exception& e) {
     f.failure = e.what();
@@ -58,10 +60,30 @@ ProbeFacts gather_probe_facts() {
   return f;
 }
 
+namespace {
+
+// Why cordon's seccomp profile cannot be applied on this daemon, or "" when it can; `summary`
+// gets the profile's counts.
+std::string seccomp_refusal(const ProbeFacts& f, std::string& summary) {
+  if (!f.seccomp)
+    return "the docker daemon at " + f.where +
+           " applies no seccomp profile (its build or kernel lacks seccomp), so cordon's "
+           "system call denials cannot be applied";
+  try {
+    summary = seccomp_profile(f.arch)->summary();
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return {};
+}
+
+}  // namespace
+
 ProbeResult probe_result(const ProbeFacts& f) {
   ProbeResult r;
-  r.available = f.failure.empty();
-  r.reason = f.failure;
+  std::string seccomp;
+  r.reason = f.failure.empty() ? seccomp_refusal(f, seccomp) : f.failure;
+  r.available = r.reason.empty();
   bool up = r.available;
   auto prove = [&r, up](std::string_view cap, bool ok, std::string evidence) {
     r.proofs.push_back({std::string(cap), up && ok, up || !ok ? std::move(evidence) : ""});
@@ -99,7 +121,8 @@ ProbeResult probe_result(const ProbeFacts& f) {
         "removed");
   prove(cap::proc_isolate, true, "a pid namespace of its own");
   prove(cap::proc_no_subprocess, false,
-        "not enforced: the daemon's seccomp profile allows fork and clone");
+        "not enforced: the container's init (and the pool's waiter) must fork and exec before "
+        "the command, under the same seccomp profile");
   prove(cap::ipc_isolate, true,
         "IpcMode private; a network namespace of its own (abstract unix sockets)");
   prove(cap::env_grant, true,
@@ -117,7 +140,7 @@ ProbeResult probe_result(const ProbeFacts& f) {
   std::string runtimes;
   for (const auto& rt : f.runtimes) runtimes += (runtimes.empty() ? "" : ", ") + rt;
   r.facts.push_back("runtimes: " + runtimes);
-  if (!f.seccomp) r.facts.push_back("the daemon applies no seccomp profile");
+  r.facts.push_back("seccomp: " + seccomp + " (" + f.arch + ")");
   return r;
 }
 

@@ -16,6 +16,7 @@ struct ProbeFacts {
   std::string failure;     ///< why the daemon could not be used; empty when it could
   std::string api;         ///< negotiated API version
   std::string server;      ///< engine version
+  std::string arch;        ///< the daemon's architecture (/version Arch, "amd64")
   bool memory = false;     ///< MemoryLimit and SwapLimit
   bool pids = false;       ///< PidsLimit
   bool cpu_quota = false;  ///< CpuCfsQuota

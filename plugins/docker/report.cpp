@@ -58,7 +58,8 @@ std::string mechanism(const Plan& plan, std::string_view id, const ContainerSpec
            " image ENV name(s) removed; the daemon adds HOSTNAME";
   if (id == cap::home_private) return "HOME=" + spec.home + ": an empty 0700 tmpfs";
   if (id == cap::identity_unprivileged)
-    return "user " + user + ", CapDrop ALL, no-new-privileges (API " + api + ")";
+    return "user " + user + ", CapDrop ALL, no-new-privileges" +
+           (spec.seccomp.empty() ? "" : ", cordon's seccomp profile") + " (API " + api + ")";
   return "not known to this backend";
 }
 
@@ -69,6 +70,8 @@ std::vector<Enforcement> enforcement_report(const Plan& plan, const ContainerSpe
   std::vector<Enforcement> out;
   for (const auto& r : plan.requirements)
     out.push_back({r.id, mechanism(plan, r.id, spec, user, api)});
+  // Not a capability of the policy's: cordon's denials hold for every run.
+  if (!spec.seccomp.empty()) out.push_back({"sys.deny", "seccomp profile (" + spec.seccomp + ")"});
   return out;
 }
 

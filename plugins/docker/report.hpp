@@ -11,7 +11,8 @@
 
 namespace cordon::docker {
 
-/// One Enforcement per requirement of `plan`, in the plan's order.
+/// One Enforcement per requirement of `plan`, in the plan's order, then "sys.deny": the seccomp
+/// profile, when cordon's applies.
 std::vector<Enforcement> enforcement_report(const Plan& plan, const ContainerSpec& spec,
                                             const std::string& user, const std::string& api);
 

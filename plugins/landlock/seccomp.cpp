@@ -2,6 +2,7 @@
 #include "seccomp.hpp"
 
 #include <cordon/error.hpp>
+#include <cordon/seccomp_denials.hpp>
 
 #include <linux/seccomp.h>
 #include <netinet/in.h>
@@ -23,9 +24,9 @@ namespace cordon::landlock {
 
 namespace {
 
-constexpr std::uint64_t kNamespaceFlags = CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC |
-                                          CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET |
-                                          CLONE_NEWCGROUP;
+constexpr std::uint64_t kNamespaceFlags = seccomp::kCloneNamespaceFlags;
+static_assert(kNamespaceFlags == (CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER |
+                                  CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWCGROUP));
 constexpr std::uint64_t kLow32 = 0xffffffffull;
 
 [[noreturn]] void fail(const std::string& what, int rc) {
@@ -48,31 +49,31 @@ void rule(const Ctx& ctx, std::uint32_t action, const char* name,
 void deny_list(const Ctx& ctx) {
   for (const auto& name : denied_syscalls()) rule(ctx, SCMP_ACT_ERRNO(EPERM), name.c_str());
   // clone3's flags live in memory seccomp cannot read: ENOSYS makes libc fall back to clone.
-  rule(ctx, SCMP_ACT_ERRNO(ENOSYS), "clone3");
+  rule(ctx, SCMP_ACT_ERRNO(ENOSYS), std::string(seccomp::kClone3).c_str());
   for (std::uint64_t bit = 1; bit != 0; bit <<= 1)
     if (kNamespaceFlags & bit)
       rule(ctx, SCMP_ACT_ERRNO(EPERM), "clone", {SCMP_A0_64(SCMP_CMP_MASKED_EQ, bit, bit)});
   // The ioctl request is 32 bits wide to the kernel; compare only those.
-  for (unsigned long request : {TIOCSTI, TIOCLINUX})
+  static_assert(seccomp::kDeniedIoctls[0] == TIOCSTI && seccomp::kDeniedIoctls[1] == TIOCLINUX);
+  for (std::uint64_t request : seccomp::kDeniedIoctls)
     rule(ctx, SCMP_ACT_ERRNO(EPERM), "ioctl", {SCMP_A1_64(SCMP_CMP_MASKED_EQ, kLow32, request)});
   // personality: no ADDR_NO_RANDOMIZE or READ_IMPLIES_EXEC. Bit 31 is never a valid flag, so
   // requiring it clear lets the 0xffffffff query through.
-  for (std::uint64_t flag : {0x0040000ull, 0x0400000ull})
-    rule(ctx, SCMP_ACT_ERRNO(EPERM), "personality",
-         {SCMP_A0_64(SCMP_CMP_MASKED_EQ, flag | 0x80000000ull, flag)});
+  for (std::uint64_t bit = 1; bit != 0; bit <<= 1)
+    if (seccomp::kDeniedPersonalityFlags & bit)
+      rule(ctx, SCMP_ACT_ERRNO(EPERM), "personality",
+           {SCMP_A0_64(SCMP_CMP_MASKED_EQ, bit | seccomp::kPersonalityQuery, bit)});
 }
 
 // Only unix, inet, inet6 and netlink sockets; AF_VSOCK and friends reach past namespaces.
 void socket_families(const Ctx& ctx) {
-  const int allowed[] = {AF_UNIX, AF_INET, AF_INET6, AF_NETLINK};
-  for (int family = 0; family <= 45; ++family) {
+  for (std::uint64_t family = 0; family <= seccomp::kHighestSocketFamily; ++family) {
     bool ok = false;
-    for (int a : allowed) ok = ok || a == family;
-    if (!ok)
-      rule(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), "socket",
-           {SCMP_A0_64(SCMP_CMP_EQ, static_cast<std::uint64_t>(family))});
+    for (std::uint64_t a : seccomp::kAllowedSocketFamilies) ok = ok || a == family;
+    if (!ok) rule(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), "socket", {SCMP_A0_64(SCMP_CMP_EQ, family)});
   }
-  rule(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), "socket", {SCMP_A0_64(SCMP_CMP_GT, 45)});
+  rule(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), "socket",
+       {SCMP_A0_64(SCMP_CMP_GT, seccomp::kHighestSocketFamily)});
 }
 
 // TCP ports mode: Landlock governs TCP only, so UDP, raw, SCTP and MPTCP sockets are refused.
@@ -109,61 +110,8 @@ std::vector<sock_filter> export_bpf(const Ctx& ctx) {
 }  // namespace
 
 const std::vector<std::string>& denied_syscalls() {
-  static const std::vector<std::string> names = {"ptrace",
-                                                 "process_vm_readv",
-                                                 "process_vm_writev",
-                                                 "mount",
-                                                 "umount",
-                                                 "umount2",
-                                                 "pivot_root",
-                                                 "fsopen",
-                                                 "fsconfig",
-                                                 "fsmount",
-                                                 "fspick",
-                                                 "move_mount",
-                                                 "open_tree",
-                                                 "open_tree_attr",
-                                                 "mount_setattr",
-                                                 "unshare",
-                                                 "setns",
-                                                 "bpf",
-                                                 "perf_event_open",
-                                                 "userfaultfd",
-                                                 "io_uring_setup",
-                                                 "io_uring_enter",
-                                                 "io_uring_register",
-                                                 "keyctl",
-                                                 "add_key",
-                                                 "request_key",
-                                                 "kexec_load",
-                                                 "kexec_file_load",
-                                                 "init_module",
-                                                 "finit_module",
-                                                 "delete_module",
-                                                 "open_by_handle_at",
-                                                 "name_to_handle_at",
-                                                 "swapon",
-                                                 "swapoff",
-                                                 "reboot",
-                                                 "acct",
-                                                 "quotactl",
-                                                 "quotactl_fd",
-                                                 "lookup_dcookie",
-                                                 "syslog",
-                                                 "uselib",
-                                                 "iopl",
-                                                 "ioperm",
-                                                 "vhangup",
-                                                 "nfsservctl",
-                                                 "settimeofday",
-                                                 "clock_settime",
-                                                 "clock_adjtime",
-                                                 "adjtimex",
-                                                 "sethostname",
-                                                 "setdomainname",
-                                                 "fanotify_init",
-                                                 "pidfd_getfd",
-                                                 "kcmp"};
+  static const std::vector<std::string> names(seccomp::kDeniedCalls.begin(),
+                                              seccomp::kDeniedCalls.end());
   return names;
 }
 

@@ -160,8 +160,8 @@ TEST_CASE("container_spec: every clause maps to a daemon setting", "[unit]") {
   plan.env = {{"PATH", "/bin"}, {"A", "1"}};
   Settings s;
   s.image = "img";
-  SpecInput in{plan,   s,      "run1", "1000:1000", {"PATH=/x", "SECRET=1"}, {}, {},
-               "/m/f", "/m/d", {},     {}};
+  SpecInput in{plan,   s,      "run1", "1000:1000", {"PATH=/x", "SECRET=1"},  {}, {},
+               "/m/f", "/m/d", {},     {},          seccomp_profile("x86_64")};
   in.blocked = {{"/ws/secret", true, false}, {"/etc/shadow", true, false}};
   auto spec = make_spec(in);
   auto text = boost::json::serialize(spec.body);
@@ -173,6 +173,10 @@ TEST_CASE("container_spec: every clause maps to a daemon setting", "[unit]") {
   CHECK(hc.at("ReadonlyRootfs") == true);
   CHECK(hc.at("CapDrop") == boost::json::array{"ALL"});
   CHECK(hc.at("Init") == true);
+  REQUIRE(hc.at("SecurityOpt").as_array().size() == 2);
+  CHECK(hc.at("SecurityOpt").as_array()[0] == "no-new-privileges");
+  CHECK(hc.at("SecurityOpt").as_array()[1].as_string().starts_with("seccomp={"));
+  CHECK(spec.seccomp == in.seccomp->summary());
   CHECK(spec.body.at("Entrypoint").as_array().empty());
   CHECK(spec.body.at("Cmd") == boost::json::array{"echo", "hi"});
   CHECK(spec.body.at("User") == "1000:1000");

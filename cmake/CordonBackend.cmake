@@ -26,6 +26,8 @@ function(cordon_add_backend)
                                              VISIBILITY_INLINES_HIDDEN ON
                                              BUILD_WITH_INSTALL_RPATH ON)
   target_compile_features(${target} PRIVATE cxx_std_20)
+  # A symbol the plugin uses but nothing provides fails the link, not the first dlopen.
+  target_link_options(${target} PRIVATE -Wl,--no-undefined)
   if(TARGET cordon_core)
     target_link_libraries(${target} PRIVATE cordon_sdk ${ARG_LIBRARIES})
     set_target_properties(${target} PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${CORDON_BUILD_PLUGIN_DIR})

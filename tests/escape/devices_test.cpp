@@ -30,7 +30,7 @@ std::vector<std::string> host_dev_entries() {
 
 }  // namespace
 
-TEST_CASE("escape: /dev holds only the minimal devices", "[escape][userns][dev]") {
+TEST_CASE("escape: /dev holds only the minimal devices", "[escape][userns][dev][docker]") {
   Scratch s;
   auto ran =
       run_probe(s, confined(s.root()), "fsop",
@@ -56,7 +56,7 @@ TEST_CASE("escape: /dev holds only the minimal devices", "[escape][userns][dev]"
   CHECK(host_only > 0);
 }
 
-TEST_CASE("escape: the host's /dev/shm is not shared", "[escape][userns][dev][ipc]") {
+TEST_CASE("escape: the host's /dev/shm is not shared", "[escape][userns][dev][ipc][docker]") {
   Scratch s;
   std::string name = unique_marker("cordon-escape-shm");
   std::string host_file = "/dev/shm/" + name;
@@ -77,7 +77,7 @@ TEST_CASE("escape: the host's /dev/shm is not shared", "[escape][userns][dev][ip
 }
 
 TEST_CASE("escape: kernel tunables under /proc/sys cannot be written",
-          "[escape][userns][proc][sysctl]") {
+          "[escape][userns][proc][sysctl][docker]") {
   Scratch s;
   auto ran =
       run_probe(s, confined(s.root()), "fsop",

@@ -22,7 +22,7 @@ Ran run_plain(Scratch& s, const std::vector<std::string>& command,
 
 }  // namespace
 
-TEST_CASE("escape: exit codes 0 and 3 are the command's own", "[escape][userns][exit]") {
+TEST_CASE("escape: exit codes 0 and 3 are the command's own", "[escape][userns][exit][docker]") {
   Scratch s;
   for (int code : {0, 3}) {
     auto plain = run_plain(s, {probe("lifeprobe"), "exit", std::to_string(code)});
@@ -37,7 +37,7 @@ TEST_CASE("escape: exit codes 0 and 3 are the command's own", "[escape][userns][
 }
 
 TEST_CASE("escape: a program that exists but cannot be executed gives 126",
-          "[escape][userns][exit]") {
+          "[escape][userns][exit][docker]") {
   Scratch s;
   s.write(s.ws() + "/script.txt", "#!/bin/sh\necho not executable\n", 0644);
   s.mkdir(s.ws() + "/a-directory");
@@ -52,7 +52,7 @@ TEST_CASE("escape: a program that exists but cannot be executed gives 126",
   }
 }
 
-TEST_CASE("escape: a program that does not exist gives 127", "[escape][userns][exit]") {
+TEST_CASE("escape: a program that does not exist gives 127", "[escape][userns][exit][docker]") {
   Scratch s;
   auto ok = run_plain(s, {"true"});
   INFO(ok.describe());
@@ -64,7 +64,8 @@ TEST_CASE("escape: a program that does not exist gives 127", "[escape][userns][e
   }
 }
 
-TEST_CASE("escape: a command killed by signal n gives 128+n", "[escape][userns][exit][signal]") {
+TEST_CASE("escape: a command killed by signal n gives 128+n",
+          "[escape][userns][exit][signal][docker]") {
   Scratch s;
   for (int sig : {SIGUSR1, SIGKILL, SIGSEGV}) {
     auto plain = run_plain(s, {probe("lifeprobe"), "signal", std::to_string(sig)});
@@ -77,7 +78,7 @@ TEST_CASE("escape: a command killed by signal n gives 128+n", "[escape][userns][
   }
 }
 
-TEST_CASE("escape: a timed-out command gives 124", "[escape][userns][exit][timeout]") {
+TEST_CASE("escape: a timed-out command gives 124", "[escape][userns][exit][timeout][docker]") {
   Scratch s;
   auto ok = run_plain(s, {probe("lifeprobe"), "sleep", "50"}, "2s");
   INFO(ok.describe());

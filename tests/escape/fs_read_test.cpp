@@ -13,7 +13,7 @@ using namespace escape;
 using Catch::Matchers::Contains;
 
 TEST_CASE("escape: reads outside filesystem.read fail, listed reads work",
-          "[escape][userns][fs][read]") {
+          "[escape][userns][fs][read][docker]") {
   Scratch s;
   auto ran = run_probe(s, confined(s.root()), "fsop",
                        {"read", s.listed() + "/ok.txt", "list", s.listed(), "read",
@@ -31,7 +31,7 @@ TEST_CASE("escape: reads outside filesystem.read fail, listed reads work",
 }
 
 TEST_CASE("escape: `..` from the workspace does not lead to unlisted files",
-          "[escape][userns][fs][read]") {
+          "[escape][userns][fs][read][docker]") {
   Scratch s;
   // The command runs in the workspace, so relative `..` paths start there.
   auto ran = run_probe(s, confined(s.root()), "fsop",
@@ -47,7 +47,7 @@ TEST_CASE("escape: `..` from the workspace does not lead to unlisted files",
 }
 
 TEST_CASE("escape: symlinks planted in the workspace do not open unlisted files",
-          "[escape][userns][fs][read][symlink]") {
+          "[escape][userns][fs][read][symlink][docker]") {
   Scratch s;
   REQUIRE(symlink((s.unlisted() + "/secret.txt").c_str(), (s.ws() + "/to-secret").c_str()) == 0);
   REQUIRE(symlink(s.unlisted().c_str(), (s.ws() + "/to-unlisted-dir").c_str()) == 0);
@@ -64,7 +64,7 @@ TEST_CASE("escape: symlinks planted in the workspace do not open unlisted files"
 }
 
 TEST_CASE("escape: symlinks made inside the sandbox do not open unlisted files",
-          "[escape][userns][fs][read][symlink]") {
+          "[escape][userns][fs][read][symlink][docker]") {
   Scratch s;
   auto ran = run_probe(
       s, confined(s.root()), "fsop",
@@ -79,7 +79,7 @@ TEST_CASE("escape: symlinks made inside the sandbox do not open unlisted files",
 }
 
 TEST_CASE("escape: hard links made inside the sandbox cannot reach unlisted or blocked files",
-          "[escape][userns][fs][read][hardlink]") {
+          "[escape][userns][fs][read][hardlink][docker]") {
   Scratch s;
   s.write(s.ws() + "/mine.txt", "mine");
   s.give_to_sandbox(s.ws() + "/mine.txt");
@@ -103,7 +103,7 @@ TEST_CASE("escape: hard links made inside the sandbox cannot reach unlisted or b
 }
 
 TEST_CASE("escape: /proc/self/root does not bypass read confinement",
-          "[escape][userns][fs][read][proc]") {
+          "[escape][userns][fs][read][proc][docker]") {
   Scratch s;
   auto ran = run_probe(s, confined(s.root()), "fsop",
                        {"read", "/proc/self/root" + s.listed() + "/ok.txt", "read",
@@ -117,7 +117,7 @@ TEST_CASE("escape: /proc/self/root does not bypass read confinement",
 }
 
 TEST_CASE("escape: /proc/<host pid>/ gives nothing of a host process",
-          "[escape][userns][fs][read][proc]") {
+          "[escape][userns][fs][read][proc][docker]") {
   Scratch s;
   HostSleeper host(unique_marker("cordon-escape-procroot"));
   std::string dir = "/proc/" + std::to_string(host.pid());
@@ -134,7 +134,7 @@ TEST_CASE("escape: /proc/<host pid>/ gives nothing of a host process",
 }
 
 TEST_CASE("escape: an O_PATH descriptor reopened through /proc/self/fd stays confined",
-          "[escape][userns][fs][read][proc]") {
+          "[escape][userns][fs][read][proc][docker]") {
   Scratch s;
   auto ran = run_probe(s, confined(s.root()), "fsop",
                        {"opath", s.listed() + "/ok.txt", "opath", s.unlisted() + "/secret.txt"});
@@ -145,7 +145,7 @@ TEST_CASE("escape: an O_PATH descriptor reopened through /proc/self/fd stays con
 }
 
 TEST_CASE("escape: descriptors cordon's caller holds do not reach the command",
-          "[escape][userns][fs][read][fd]") {
+          "[escape][userns][fs][read][fd][docker]") {
   Scratch s;
   // A caller's descriptor on an unlisted file, deliberately not close-on-exec.
   int raw = open((s.unlisted() + "/secret.txt").c_str(), O_RDONLY);

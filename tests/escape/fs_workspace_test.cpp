@@ -20,7 +20,7 @@ const std::set<std::string> kMaskedDenied{"EBUSY", "EACCES", "EPERM", "EROFS", "
 }  // namespace
 
 TEST_CASE("escape: a blocked path inside the writable workspace cannot be read or displaced",
-          "[escape][userns][fs][blocked][workspace]") {
+          "[escape][userns][fs][blocked][workspace][docker]") {
   Scratch s;
   s.write(s.ws() + "/.env", kSecretContent, 0600);
   s.write(s.ws() + "/vault/key.txt", kSecretContent, 0600);
@@ -73,7 +73,7 @@ TEST_CASE("escape: a blocked path inside the writable workspace cannot be read o
 }
 
 TEST_CASE("escape: a write grant inside the workspace does not follow a planted symlink out",
-          "[escape][userns][fs][write][symlink][workspace]") {
+          "[escape][userns][fs][write][symlink][workspace][docker]") {
   Scratch honest, planted;
   honest.mkdir(honest.ws() + "/out");
   honest.give_to_sandbox(honest.ws() + "/out");
@@ -101,7 +101,7 @@ TEST_CASE("escape: a write grant inside the workspace does not follow a planted 
 }
 
 TEST_CASE("escape: a read grant inside the workspace does not follow a planted symlink out",
-          "[escape][userns][fs][read][symlink][workspace]") {
+          "[escape][userns][fs][read][symlink][workspace][docker]") {
   Scratch honest, planted;
   honest.write(honest.ws() + "/docs/guide.txt", kListedContent);
   REQUIRE(symlink(planted.unlisted().c_str(), (planted.ws() + "/docs").c_str()) == 0);

@@ -24,6 +24,10 @@ PolicySpec reading_parent(const Scratch& s) {
   return p;
 }
 
+/// A directory outside the workspace that reading_parent() lets the command read: the scratch
+/// root; on docker, which mounts no filesystem.read path, listed/ (the suite's read-only mount).
+std::string readable_dir(const Scratch& s) { return on_docker() ? s.listed() : s.root(); }
+
 /// The host uid that sandbox uid `inside` maps to, from the probe's uid_map lines; -1 if none.
 long long host_uid_of(const Ran& ran, long long inside) {
   for (const auto& line : ran.lines("uid_map")) {
@@ -37,7 +41,7 @@ long long host_uid_of(const Ran& ran, long long inside) {
 
 }  // namespace
 
-TEST_CASE("escape: the command is not host root", "[escape][userns][identity]") {
+TEST_CASE("escape: the command is not host root", "[escape][userns][identity][docker]") {
   Scratch s;
   auto ran = run_probe(s, confined(s.root()), "lifeprobe", {"ids"});
   INFO(ran.describe());
@@ -53,18 +57,20 @@ TEST_CASE("escape: the command is not host root", "[escape][userns][identity]") 
 }
 
 TEST_CASE("escape: a root-only file in a readable directory stays closed when cordon is root",
-          "[escape][userns][identity][root]") {
+          "[escape][userns][identity][root][docker]") {
   ESCAPE_REQUIRE_ENV(running_as_root(), "needs root: cordon itself must run as root");
   Scratch s;
-  s.write(s.path("root-only.txt"), kSecretContent, 0600);
-  s.write(s.path("public.txt"), kListedContent, 0644);
+  std::string root_only = readable_dir(s) + "/root-only.txt";
+  std::string public_file = readable_dir(s) + "/public.txt";
+  s.write(root_only, kSecretContent, 0600);
+  s.write(public_file, kListedContent, 0644);
   s.write(s.ws() + "/root-owned.txt", "root-owned\n", 0644);
   auto ran = run_probe(s, reading_parent(s), "fsop",
-                       {"read", s.path("public.txt"), "read", s.path("root-only.txt"), "read",
-                        "root-owned.txt", "append", "root-owned.txt"});
+                       {"read", public_file, "read", root_only, "read", "root-owned.txt", "append",
+                        "root-owned.txt"});
   INFO(ran.describe());
-  CHECK_THAT(ran.line("read " + s.path("public.txt")), Contains(kListedContent));
-  CHECK_THAT(ran.line("read " + s.path("root-only.txt")), IsErr({"EACCES"}));
+  CHECK_THAT(ran.line("read " + public_file), Contains(kListedContent));
+  CHECK_THAT(ran.line("read " + root_only), IsErr({"EACCES"}));
   CHECK_THAT(ran.line("read root-owned.txt"), Contains("root-owned"));
   CHECK_THAT(ran.line("append root-owned.txt"), IsErr({"EACCES"}));
   CHECK(s.read(s.ws() + "/root-owned.txt") == "root-owned\n");
@@ -72,13 +78,14 @@ TEST_CASE("escape: a root-only file in a readable directory stays closed when co
 }
 
 TEST_CASE("escape: a root-only unix socket stays closed when cordon is root",
-          "[escape][userns][identity][root][unix]") {
+          "[escape][userns][identity][root][unix][docker]") {
   ESCAPE_REQUIRE_ENV(running_as_root(), "needs root: cordon itself must run as root");
   Scratch s;
-  UnixListener root_only(UnixListener::Kind::path, s.path("root.sock"), 0600);
-  UnixListener open(UnixListener::Kind::path, s.path("open.sock"), 0666);
-  std::vector<std::string> args{"unix", s.path("open.sock"), "to-open",
-                                "unix", s.path("root.sock"), "to-root"};
+  std::string root_sock = readable_dir(s) + "/root.sock";
+  std::string open_sock = readable_dir(s) + "/open.sock";
+  UnixListener root_only(UnixListener::Kind::path, root_sock, 0600);
+  UnixListener open(UnixListener::Kind::path, open_sock, 0666);
+  std::vector<std::string> args{"unix", open_sock, "to-open", "unix", root_sock, "to-root"};
   // The Docker daemon's socket, where there is one: the classic way from root to the host.
   bool docker = exists("/var/run/docker.sock");
   if (docker) args.insert(args.end(), {"unix", "/var/run/docker.sock", "to-docker"});
@@ -86,9 +93,9 @@ TEST_CASE("escape: a root-only unix socket stays closed when cordon is root",
   if (docker) policy.read->push_back("/var/run");
   auto ran = run_probe(s, policy, "netprobe", args);
   INFO(ran.describe());
-  CHECK_THAT(ran.line("unix " + s.path("open.sock")), IsOk());
+  CHECK_THAT(ran.line("unix " + open_sock), IsOk());
   CHECK(open.accept_message(2000) == std::optional<std::string>("to-open"));
-  CHECK_THAT(ran.line("unix " + s.path("root.sock")), IsErr({"EACCES"}));
+  CHECK_THAT(ran.line("unix " + root_sock), IsErr({"EACCES"}));
   CHECK_FALSE(root_only.accept_message(300).has_value());
   if (docker) CHECK_THAT(ran.line("unix /var/run/docker.sock"), IsErr({"EACCES", "ENOENT"}));
 }

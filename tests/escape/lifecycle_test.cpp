@@ -67,7 +67,8 @@ std::unique_ptr<Process> start_cordon(Scratch& s, const PolicySpec& policy,
 
 }  // namespace
 
-TEST_CASE("escape: the wall-clock timeout ends the run with 124", "[escape][userns][timeout]") {
+TEST_CASE("escape: the wall-clock timeout ends the run with 124",
+          "[escape][userns][timeout][docker]") {
   Scratch s;
   auto policy = with_timeout(s, "1s");
   auto quick = run_probe(s, policy, "lifeprobe", {"sleep", "100"});
@@ -89,7 +90,7 @@ TEST_CASE("escape: the wall-clock timeout ends the run with 124", "[escape][user
 }
 
 TEST_CASE("escape: setsid and double-forked survivors die at the timeout",
-          "[escape][userns][timeout][lifecycle]") {
+          "[escape][userns][timeout][lifecycle][docker]") {
   Scratch s;
   auto marker = unique_marker("cordon-escape-survivor");
   KillMarked cleanup{marker};
@@ -107,6 +108,9 @@ TEST_CASE("escape: setsid and double-forked survivors die at the timeout",
   CHECK(wait_gone(marker, 500ms).empty());
 }
 
+// Not on docker, where it fails for SIGTERM, SIGINT and SIGKILL alike: `cordon run` has no
+// handler, dies at once, and the container runs on until the next run or `cordon docker gc`
+// removes it.
 TEST_CASE("escape: nothing of a run outlives a killed cordon", "[escape][userns][lifecycle]") {
   for (int sig : {SIGTERM, SIGINT, SIGKILL}) {
     Scratch s;
@@ -125,7 +129,7 @@ TEST_CASE("escape: nothing of a run outlives a killed cordon", "[escape][userns]
 }
 
 TEST_CASE("escape: a 200 MB output flood keeps head and tail in bounded memory",
-          "[escape][userns][output]") {
+          "[escape][userns][output][docker]") {
   Scratch s;
   auto policy = confined(s.root());
   policy.limits["max_output_bytes"] = "1048576";

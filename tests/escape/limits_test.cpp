@@ -55,7 +55,8 @@ Ran run_bomb(Scratch& s, const PolicySpec& policy, const std::vector<std::string
 
 }  // namespace
 
-TEST_CASE("escape: a memory bomb is contained by memory_mb", "[escape][userns][limits][memory]") {
+TEST_CASE("escape: a memory bomb is contained by memory_mb",
+          "[escape][userns][limits][memory][docker]") {
   Scratch s;
   auto policy = confined(s.root());
   policy.limits["memory_mb"] = "64";
@@ -80,7 +81,7 @@ TEST_CASE("escape: a memory bomb is contained by memory_mb", "[escape][userns][l
 }
 
 TEST_CASE("escape: memory_mb bounds the whole sandbox, not each process",
-          "[escape][userns][limits][memory]") {
+          "[escape][userns][limits][memory][docker]") {
   Scratch s;
   auto policy = confined(s.root());
   policy.limits["memory_mb"] = "64";
@@ -106,7 +107,7 @@ TEST_CASE("escape: memory_mb bounds the whole sandbox, not each process",
 }
 
 TEST_CASE("escape: filling the private /tmp and HOME counts against memory_mb",
-          "[escape][userns][limits][memory][tmpfs]") {
+          "[escape][userns][limits][memory][tmpfs][docker]") {
   Scratch s;
   auto policy = confined(s.root());
   policy.limits["memory_mb"] = "64";
@@ -132,7 +133,8 @@ TEST_CASE("escape: filling the private /tmp and HOME counts against memory_mb",
   if (refused) CHECK(count_after(bomb.line("tmpfill")) <= 72);
 }
 
-TEST_CASE("escape: a fork bomb is contained by max_processes", "[escape][userns][limits][fork]") {
+TEST_CASE("escape: a fork bomb is contained by max_processes",
+          "[escape][userns][limits][fork][docker]") {
   Scratch s;
   auto policy = confined(s.root());
   policy.limits["max_processes"] = "20";
@@ -153,7 +155,7 @@ TEST_CASE("escape: a fork bomb is contained by max_processes", "[escape][userns]
 }
 
 TEST_CASE("escape: a descriptor bomb is contained by max_open_files",
-          "[escape][userns][limits][files]") {
+          "[escape][userns][limits][files][docker]") {
   Scratch s;
   auto policy = confined(s.root());
   policy.limits["max_open_files"] = "32";
@@ -166,7 +168,7 @@ TEST_CASE("escape: a descriptor bomb is contained by max_open_files",
   CHECK(count_after(bomb.line("fds")) < 32);
 }
 
-TEST_CASE("escape: cpu_seconds kills a spinning command", "[escape][userns][limits][cpu]") {
+TEST_CASE("escape: cpu_seconds kills a spinning command", "[escape][userns][limits][cpu][docker]") {
   Scratch s;
   auto policy = confined(s.root());
   policy.limits["cpu_seconds"] = "1";
@@ -187,7 +189,7 @@ TEST_CASE("escape: cpu_seconds kills a spinning command", "[escape][userns][limi
 }
 
 TEST_CASE("escape: max_file_size_mb stops a file from growing past it",
-          "[escape][userns][limits][fsize]") {
+          "[escape][userns][limits][fsize][docker]") {
   Scratch s;
   auto policy = confined(s.root());
   policy.limits["max_file_size_mb"] = "2";

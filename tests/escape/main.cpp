@@ -1,13 +1,14 @@
 // The Catch2 runner of the escape suite. Before the tests it says who runs them and against what,
 // so that a log of `escape-as-root` and `escape-as-user` can be told apart; and where this host
 // cannot create user namespaces, it leaves out the tests tagged [userns] (with a message), unless
-// CI=true, where they run and fail.
+// CI=true, where they run and fail (not on docker, whose daemon makes the namespaces).
 #define CATCH_CONFIG_RUNNER
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <iostream>
 
+#include "backend_setup.hpp"
 #include "cordon_run.hpp"
 #include "host.hpp"
 #include "probes.hpp"
@@ -16,10 +17,13 @@
 int main(int argc, char** argv) {
   std::cerr << "escape suite: uid " << getuid() << ", cordon '" << escape::cordon_cli()
             << "', backend '" << escape::backend_name() << "', probes '" << escape::probe_dir()
-            << "', sandbox uid when root " << escape::sandbox_uid() << "\n";
+            << "', sandbox uid when root " << escape::sandbox_uid();
+  if (escape::on_docker()) std::cerr << ", image '" << escape::docker_image() << "'";
+  std::cerr << "\n";
   Catch::Session session;
   if (int rc = session.applyCommandLine(argc, argv); rc != 0) return rc;
-  if (!escape::userns_available()) {
+  // Docker's containers are made by the daemon: the caller needs no user namespace of its own.
+  if (!escape::on_docker() && !escape::userns_available()) {
     if (escape::in_ci()) {
       std::cerr << "escape suite: this host cannot create user namespaces; the [userns] tests "
                    "will fail (CI=true)\n";

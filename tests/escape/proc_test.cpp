@@ -43,7 +43,8 @@ int field(const std::string& line, const std::string& key) {
 
 }  // namespace
 
-TEST_CASE("escape: host processes are invisible from the sandbox", "[escape][userns][proc]") {
+TEST_CASE("escape: host processes are invisible from the sandbox",
+          "[escape][userns][proc][docker]") {
   Scratch s;
   auto marker = unique_marker("cordon-escape-hostproc");
   HostSleeper host(marker);
@@ -67,7 +68,7 @@ TEST_CASE("escape: host processes are invisible from the sandbox", "[escape][use
 }
 
 TEST_CASE("escape: host processes cannot be signalled, killed or traced",
-          "[escape][userns][proc][signal]") {
+          "[escape][userns][proc][signal][docker]") {
   Scratch s;
   HostSleeper host(unique_marker("cordon-escape-victim"));
   auto own = unique_marker("cordon-escape-ownkill");
@@ -83,7 +84,7 @@ TEST_CASE("escape: host processes cannot be signalled, killed or traced",
 }
 
 TEST_CASE("escape: host SysV shared memory is invisible from the sandbox",
-          "[escape][userns][proc][ipc]") {
+          "[escape][userns][proc][ipc][docker]") {
   Scratch s;
   key_t key = static_cast<key_t>(0x43450000 | (getpid() & 0xffff));
   int id = shmget(key, 4096, IPC_CREAT | 0666);

@@ -20,7 +20,8 @@ std::vector<std::string> witness(const Scratch& s) {
 
 }  // namespace
 
-TEST_CASE("escape: a malformed policy is refused before exec", "[escape][userns][refusal]") {
+TEST_CASE("escape: a malformed policy is refused before exec",
+          "[escape][userns][refusal][docker]") {
   Scratch s;
   auto good = run_cordon(s, confined(s.root()), witness(s));
   require_ran(good);
@@ -39,7 +40,8 @@ TEST_CASE("escape: a malformed policy is refused before exec", "[escape][userns]
   CHECK_FALSE(exists(s.ws() + "/ran.txt"));
 }
 
-TEST_CASE("escape: an unknown backend is refused before exec", "[escape][userns][refusal]") {
+TEST_CASE("escape: an unknown backend is refused before exec",
+          "[escape][userns][refusal][docker]") {
   Scratch s;
   RunExtras extras;
   extras.json = false;
@@ -57,7 +59,7 @@ TEST_CASE("escape: an unknown backend is refused before exec", "[escape][userns]
 }
 
 TEST_CASE("escape: the default policy runs a command, or refuses what it cannot prove",
-          "[escape][userns][refusal][default]") {
+          "[escape][userns][refusal][default][docker]") {
   Scratch s;
   RunExtras extras;
   extras.with_policy = false;
@@ -79,7 +81,7 @@ TEST_CASE("escape: the default policy runs a command, or refuses what it cannot 
 }
 
 TEST_CASE("escape: every enforced requirement is reported with its mechanism",
-          "[escape][userns][refusal][report]") {
+          "[escape][userns][refusal][report][docker]") {
   Scratch s;
   auto ran = run_cordon(s, confined(s.root()), {"/bin/true"});
   require_ran(ran);

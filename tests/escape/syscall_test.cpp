@@ -37,9 +37,9 @@ void check_denied(const std::string& call, Host host_kind,
 
 }  // namespace
 
-#define ESCAPE_SECCOMP_CASE(call, kind, ...)                               \
-  TEST_CASE("escape: seccomp denies " call, "[escape][userns][seccomp]") { \
-    check_denied(call, Host::kind __VA_OPT__(, ) __VA_ARGS__);             \
+#define ESCAPE_SECCOMP_CASE(call, kind, ...)                                       \
+  TEST_CASE("escape: seccomp denies " call, "[escape][userns][seccomp][docker]") { \
+    check_denied(call, Host::kind __VA_OPT__(, ) __VA_ARGS__);                     \
   }
 
 ESCAPE_SECCOMP_CASE("ptrace", reachable)
@@ -71,7 +71,8 @@ ESCAPE_SECCOMP_CASE("swapoff", cap_gated)
 ESCAPE_SECCOMP_CASE("reboot", cap_gated)
 ESCAPE_SECCOMP_CASE("acct", cap_gated)
 
-TEST_CASE("escape: the seccomp filter and no_new_privs are in force", "[escape][userns][seccomp]") {
+TEST_CASE("escape: the seccomp filter and no_new_privs are in force",
+          "[escape][userns][seccomp][docker]") {
   Scratch s;
   auto ran = run_probe(s, confined(s.root()), "lifeprobe", {"ids"});
   INFO(ran.describe());

@@ -5,6 +5,8 @@
  *   netprobe unix PATH MSG          connect to a path unix socket and send MSG
  *   netprobe abstract NAME MSG      connect to the abstract unix socket "\0NAME" and send MSG
  *   netprobe selfabstract NAME      listen on "\0NAME" and connect to it from the same process
+ *   netprobe selftcp HOST           listen on HOST at a free port, connect to it, send, receive
+ *   netprobe selfudp HOST           bind a UDP socket on HOST, send a datagram to it, receive it
  * Several commands may follow each other. Exit status: 0 when every attempt succeeded. */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -139,14 +141,82 @@ static int op_selfabstract(char** a) {
   return rc;
 }
 
+/* Binds a socket of `type` to HOST at a free port; returns the fd (address in `ss`) or -1. */
+static int bind_free(const char* host, int type, struct sockaddr_storage* ss, socklen_t* len) {
+  *len = make_inet(host, "0", ss);
+  if (*len == 0) probe_usage("netprobe", "self: bad address");
+  int fd = socket(ss->ss_family, type | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  if (bind(fd, (struct sockaddr*)ss, *len) != 0 ||
+      getsockname(fd, (struct sockaddr*)ss, len) != 0 ||
+      (type == SOCK_STREAM && listen(fd, 1) != 0)) {
+    int err = errno;
+    close(fd);
+    errno = err;
+    return -1;
+  }
+  return fd;
+}
+
+/* Waits up to 3 s for `fd` to be readable and reads what came; OK when it is "self". */
+static int receive_self(int fd, const char* step) {
+  struct pollfd p = {.fd = fd, .events = POLLIN};
+  if (poll(&p, 1, 3000) != 1) return probe_result(tag, -1, ETIMEDOUT, step);
+  char buf[16] = "";
+  ssize_t n = recv(fd, buf, sizeof buf - 1, 0);
+  if (n < 0) return probe_result(tag, -1, errno, step);
+  if (strcmp(buf, "self") != 0) return probe_result(tag, -1, EPROTO, step);
+  probe_ok(tag, "received %s", buf);
+  return 0;
+}
+
+/* The allowed side of a denied network, where the sandbox's loopback is its own: TCP works
+ * within the sandbox. */
+static int op_selftcp(char** a) {
+  struct sockaddr_storage ss;
+  socklen_t len;
+  int lfd = bind_free(a[0], SOCK_STREAM, &ss, &len);
+  if (lfd < 0) return probe_result(tag, -1, errno, "(at listen)");
+  int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  int err = fd < 0 ? errno : connect_timed(fd, (struct sockaddr*)&ss, len);
+  if (err != 0 || send(fd, "self", 4, MSG_NOSIGNAL) != 4) {
+    if (err == 0) err = errno;
+    if (fd >= 0) close(fd);
+    close(lfd);
+    return probe_result(tag, -1, err, "(at connect)");
+  }
+  int cfd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+  int rc = cfd < 0 ? probe_result(tag, -1, errno, "(at accept)") : receive_self(cfd, "(at recv)");
+  if (cfd >= 0) close(cfd);
+  close(fd);
+  close(lfd);
+  return rc;
+}
+
+/* The same for UDP: a datagram to a socket of the sandbox's own. */
+static int op_selfudp(char** a) {
+  struct sockaddr_storage ss;
+  socklen_t len;
+  int fd = bind_free(a[0], SOCK_DGRAM, &ss, &len);
+  if (fd < 0) return probe_result(tag, -1, errno, "(at bind)");
+  if (sendto(fd, "self", 4, 0, (struct sockaddr*)&ss, len) != 4) {
+    int err = errno;
+    close(fd);
+    return probe_result(tag, -1, err, "(at sendto)");
+  }
+  int rc = receive_self(fd, "(at recv)");
+  close(fd);
+  return rc;
+}
+
 int main(int argc, char** argv) {
   int failed = 0;
   for (int i = 1; i < argc;) {
     const char* op = argv[i];
-    int n = !strcmp(op, "tcp") || !strcmp(op, "udp")                                ? 3
-            : !strcmp(op, "bind") || !strcmp(op, "unix") || !strcmp(op, "abstract") ? 2
-            : !strcmp(op, "selfabstract")                                           ? 1
-                                                                                    : -1;
+    int n = !strcmp(op, "tcp") || !strcmp(op, "udp")                                          ? 3
+            : !strcmp(op, "bind") || !strcmp(op, "unix") || !strcmp(op, "abstract")           ? 2
+            : !strcmp(op, "selfabstract") || !strcmp(op, "selftcp") || !strcmp(op, "selfudp") ? 1
+                                                                                              : -1;
     if (n < 0 || i + n >= argc) probe_usage("netprobe", "OP ARGS (see the source)");
     char** a = argv + i + 1;
     int inet = !strcmp(op, "tcp") || !strcmp(op, "udp") || !strcmp(op, "bind");
@@ -160,6 +230,8 @@ int main(int argc, char** argv) {
     if (!strcmp(op, "unix")) failed |= op_unix(a, 0);
     if (!strcmp(op, "abstract")) failed |= op_unix(a, 1);
     if (!strcmp(op, "selfabstract")) failed |= op_selfabstract(a);
+    if (!strcmp(op, "selftcp")) failed |= op_selftcp(a);
+    if (!strcmp(op, "selfudp")) failed |= op_selfudp(a);
     i += n + 1;
   }
   return failed;

@@ -8,6 +8,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "backend_setup.hpp"
 #include "probes.hpp"
 
 namespace escape {
@@ -161,9 +162,12 @@ std::vector<std::string> cordon_argv(const Scratch& scratch, const std::string& 
   if (!backend.empty()) argv.insert(argv.end(), {"--backend", backend});
   if (extras.with_workspace) argv.insert(argv.end(), {"--workspace", scratch.ws()});
   if (extras.json) argv.push_back("--json");
+  auto setup = backend_flags(scratch);
+  argv.insert(argv.end(), setup.begin(), setup.end());
   argv.insert(argv.end(), extras.flags.begin(), extras.flags.end());
   argv.push_back("--");
-  argv.insert(argv.end(), command.begin(), command.end());
+  auto in_sandbox = sandbox_command(scratch, command);
+  argv.insert(argv.end(), in_sandbox.begin(), in_sandbox.end());
   return argv;
 }
 

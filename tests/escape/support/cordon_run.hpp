@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "backend_setup.hpp"
 #include "policy_spec.hpp"
 #include "process.hpp"
 #include "scratch.hpp"
@@ -75,7 +76,8 @@ struct Ran {
   std::string describe() const;
 };
 
-/// The argv of a cordon invocation.
+/// The argv of a cordon invocation, with the backend's own flags (backend_flags()) and the
+/// probes named where the sandbox finds them (sandbox_command()).
 std::vector<std::string> cordon_argv(const Scratch& scratch, const std::string& policy_path,
                                      const std::vector<std::string>& command,
                                      const RunExtras& extras);

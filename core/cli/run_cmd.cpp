@@ -11,6 +11,7 @@
 #include "run_input.hpp"
 #include "run_output.hpp"
 #include "runtime_options.hpp"
+#include "stop_signals.hpp"
 #include "verbs.hpp"
 
 namespace cordon::cli {
@@ -48,8 +49,11 @@ int run_main(const RunArgs& a) {
   std::unique_ptr<Registry> registry;
   CollectSink collected;
   PassThroughSink passthrough;
+  auto stop = std::make_shared<StopToken>();
+  StopOnSignals signals(stop);
   try {
     Invocation inv = build_invocation(a.input);
+    inv.stop = stop;
     Config config;
     registry = make_registry(a.runtime, config);
     inv.config_backends = config.backends;
@@ -66,6 +70,8 @@ int run_main(const RunArgs& a) {
   } else {
     finish_plain(out, registry.get(), a.verbose);
   }
+  // Stopped by a signal to cordon: exit as a shell reports a command killed by it.
+  if (int sig = signals.received(); sig != 0) return 128 + sig;
   return out.result.cli_status();
 }
 

@@ -108,9 +108,32 @@ TEST_CASE("escape: setsid and double-forked survivors die at the timeout",
   CHECK(wait_gone(marker, 500ms).empty());
 }
 
-// Not on docker, where it fails for SIGTERM, SIGINT and SIGKILL alike: `cordon run` has no
-// handler, dies at once, and the container runs on until the next run or `cordon docker gc`
-// removes it.
+TEST_CASE("escape: SIGTERM or SIGINT or SIGHUP to cordon stops the run and reports it",
+          "[escape][userns][lifecycle][docker]") {
+  for (int sig : {SIGTERM, SIGINT, SIGHUP}) {
+    Scratch s;
+    auto marker = unique_marker("cordon-escape-stopped");
+    KillMarked cleanup{marker};
+    auto cordon =
+        start_cordon(s, with_timeout(s, "60s"), {probe("lifeprobe"), "survivors", marker}, true);
+    REQUIRE(wait_present(marker, 4, 4000ms) >= 4);
+    kill(cordon->pid(), sig);
+    Ran ran = make_ran(cordon->wait(), true);
+    INFO("cordon got signal " << sig << "\n" << ran.describe());
+    CHECK_FALSE(ran.proc.harness_killed);
+    CHECK(ran.proc.wall < 20s);
+    // The run is stopped like at its deadline, cordon says so and exits as if killed by it.
+    CHECK(ran.proc.signal == 0);
+    CHECK(ran.proc.status == 128 + sig);
+    REQUIRE(ran.json.has_value());
+    CHECK_FALSE(ran.json->error.has_value());
+    CHECK(ran.json->signal == SIGKILL);
+    CHECK(wait_gone(marker, 2000ms).empty());
+  }
+}
+
+// Not on docker: a SIGKILL'd cordon cannot remove its container; the next run or `cordon docker
+// gc` does (the docker suite tests that), while landlock's sandbox dies with cordon.
 TEST_CASE("escape: nothing of a run outlives a killed cordon", "[escape][userns][lifecycle]") {
   for (int sig : {SIGTERM, SIGINT, SIGKILL}) {
     Scratch s;

@@ -1,0 +1,45 @@
+// The handler only touches lock-free atomics (StopToken::request is async-signal-safe).
+#include "stop_signals.hpp"
+
+#include <signal.h>
+
+#include <atomic>
+#include <cstring>
+
+namespace cordon::cli {
+
+namespace {
+
+constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP};
+
+std::atomic<StopToken*> g_token{nullptr};
+std::atomic<int> g_received{0};
+struct sigaction g_old[3];
+
+void on_signal(int sig) {
+  int none = 0;
+  g_received.compare_exchange_strong(none, sig);
+  if (StopToken* token = g_token.load()) token->request(StopToken::Level::kill);
+}
+
+}  // namespace
+
+StopOnSignals::StopOnSignals(std::shared_ptr<StopToken> token) : token_(std::move(token)) {
+  g_received = 0;
+  g_token = token_.get();
+  struct sigaction sa;
+  std::memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_signal;
+  sa.sa_flags = SA_RESTART;
+  sigemptyset(&sa.sa_mask);
+  for (int i = 0; i < 3; ++i) ::sigaction(kSignals[i], &sa, &g_old[i]);
+}
+
+StopOnSignals::~StopOnSignals() {
+  for (int i = 0; i < 3; ++i) ::sigaction(kSignals[i], &g_old[i], nullptr);
+  g_token = nullptr;
+}
+
+int StopOnSignals::received() const noexcept { return g_received.load(); }
+
+}  // namespace cordon::cli

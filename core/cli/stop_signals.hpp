@@ -1,0 +1,28 @@
+// `cordon run` and a signal: SIGINT, SIGTERM and SIGHUP stop the run the way its deadline does
+// (the backend kills the command's whole tree and removes what it made: a container, cgroups)
+// instead of killing cordon, which would leave a container running until `cordon docker gc`.
+#pragma once
+
+#include <cordon/stop_token.hpp>
+
+#include <memory>
+
+namespace cordon::cli {
+
+/// While alive, SIGINT, SIGTERM and SIGHUP raise `token` to StopToken::Level::kill; the old
+/// handlers come back when it is destroyed. One at a time per process.
+class StopOnSignals {
+ public:
+  explicit StopOnSignals(std::shared_ptr<StopToken> token);
+  ~StopOnSignals();
+  StopOnSignals(const StopOnSignals&) = delete;
+  StopOnSignals& operator=(const StopOnSignals&) = delete;
+
+  /// The first of those signals that arrived, or 0.
+  int received() const noexcept;
+
+ private:
+  std::shared_ptr<StopToken> token_;
+};
+
+}  // namespace cordon::cli

@@ -2,7 +2,7 @@
 #include <cordon/config.hpp>
 #include <cordon/registry.hpp>
 
-#include <toml++/toml.h>
+#include "toml.hpp"
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>

@@ -1,7 +1,7 @@
 // TOML (toml++) to the policy tree.
 #include "policy_parse.hpp"
 
-#include <toml++/toml.h>
+#include "toml.hpp"
 
 #include <algorithm>
 #include <sstream>

@@ -186,6 +186,20 @@ TEST_CASE("policy: syntax errors carry the parser's line and column", "[policy][
   CHECK(docs.at(0).code() == "CRD2002");
 }
 
+// toml++ 3.3 asserts on a comment where a table name starts ("[#"); found by fuzz_policy_toml
+// once toml++ was compiled in. It must be an error at its position, never an abort.
+TEST_CASE("policy: a comment where a table name starts is a syntax error", "[policy][toml]") {
+  for (const char* text : {"version = 1\n[#]\n", "version = 1\n[# x\n[policy]\n",
+                           "version = 1\n[[#]]\n", "version = 1\n[a.#]\n"}) {
+    INFO(text);
+    auto errors = text_errors(text, "p.toml");
+    REQUIRE(errors.size() == 1);
+    CHECK(errors[0].code() == "CRD2002");
+    REQUIRE(errors[0].where());
+    CHECK(errors[0].where()->line == 2);
+  }
+}
+
 TEST_CASE("policy: duplicate keys are CRD2010 in both formats", "[policy][toml][yaml]") {
   auto toml_table =
       text_errors("version = 1\n[limits]\nmemory_mb = 1\n[limits]\ncpu_seconds = 2\n", "p.toml");

@@ -9,7 +9,9 @@ deps:
 
 build: deps
 	@cmake --preset dev >/dev/null
-	@cmake --build --preset dev -j$(JOBS)
+	@echo "building cordon in build/dev (log: build/dev/build.log)"
+	@cmake --build --preset dev -j$(JOBS) >build/dev/build.log 2>&1 \
+	  || { tail -n 60 build/dev/build.log; echo "build failed: build/dev/build.log"; exit 1; }
 
 # The main job: a command in the default sandbox (the `standard` policy).
 run: build

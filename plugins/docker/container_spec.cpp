@@ -4,6 +4,7 @@
 #include <boost/json/array.hpp>
 
 #include <algorithm>
+#include <filesystem>
 
 namespace cordon::docker {
 
@@ -77,23 +78,56 @@ json::array environment(const SpecInput& in, const std::string& home, ContainerS
   return strings(env);
 }
 
+// The host mounts, then the masks. The daemon refuses two mounts at one target: a path masked
+// twice is bound once, and a mask at a mount's own target replaces that mount.
+json::array mount_list(const SpecInput& in, ContainerSpec& spec) {
+  std::vector<std::pair<std::string, bool>> masks;  // target, directory
+  auto add = [&masks](const std::string& target, bool dir, std::vector<std::string>& record) {
+    record.push_back(target);
+    if (std::none_of(masks.begin(), masks.end(),
+                     [&target](const auto& m) { return m.first == target; }))
+      masks.emplace_back(target, dir);
+  };
+  for (const auto& [target, dir] : masks_for(spec.mounts, in.blocked))
+    add(target, dir, spec.masked);
+  for (const auto& program : in.exec_masks) add(program, false, spec.exec_masked);
+  for (const auto& program : in.mount_exec_masks) add(program, false, spec.mount_exec_masked);
+  std::erase_if(spec.mounts, [&masks](const HostMount& m) {
+    return std::any_of(masks.begin(), masks.end(),
+                       [&m](const auto& mask) { return mask.first == m.target; });
+  });
+  json::array out;
+  for (const auto& m : spec.mounts) out.push_back(bind(m.source, m.target, m.writable));
+  for (const auto& [target, dir] : masks)
+    out.push_back(bind(dir ? in.mask_dir : in.mask_file, target, false));
+  return out;
+}
+
+// The private /tmp and HOME. A tmpfs at a mount's own target would hide the mount (the daemon
+// mounts the tmpfs last): a host /tmp that is mounted is the /tmp, and a mount at the private
+// HOME is refused. Mounts below either are deeper, so the daemon mounts them after the tmpfs.
+json::object tmpfs_list(const SpecInput& in, ContainerSpec& spec) {
+  json::object tmpfs;
+  spec.private_tmp = std::none_of(spec.mounts.begin(), spec.mounts.end(),
+                                  [](const HostMount& m) { return m.target == "/tmp"; });
+  if (spec.private_tmp) tmpfs["/tmp"] = tmpfs_options(in, "1777");
+  if (in.plan.policy.filesystem.home != HomeMode::private_home) return tmpfs;
+  for (const auto& m : spec.mounts)
+    if (m.target == spec.home)
+      throw Error(code::kIsolationFailed,
+                  "'" + m.source + "' (" + m.why + ") would be mounted at '" + spec.home +
+                      "', the private HOME, whose tmpfs would hide it",
+                  "mount it elsewhere, or set filesystem.home = \"host\"");
+  tmpfs[spec.home] = tmpfs_options(in, "0700");
+  spec.private_home = true;
+  return tmpfs;
+}
+
 json::object host_config(const SpecInput& in, ContainerSpec& spec) {
   const Policy& p = in.plan.policy;
   json::object hc;
-  json::array mounts;
-  for (const auto& m : spec.mounts) mounts.push_back(bind(m.source, m.target, m.writable));
-  for (const auto& [target, dir] : masks_for(spec.mounts, in.blocked)) {
-    mounts.push_back(bind(dir ? in.mask_dir : in.mask_file, target, false));
-    spec.masked.push_back(target);
-  }
-  for (const auto& program : in.exec_masks) {
-    mounts.push_back(bind(in.mask_file, program, false));
-    spec.exec_masked.push_back(program);
-  }
-  hc["Mounts"] = std::move(mounts);
-  json::object tmpfs{{"/tmp", tmpfs_options(in, "1777")}};
-  if (p.filesystem.home == HomeMode::private_home) tmpfs[spec.home] = tmpfs_options(in, "0700");
-  hc["Tmpfs"] = std::move(tmpfs);
+  hc["Mounts"] = mount_list(in, spec);
+  hc["Tmpfs"] = tmpfs_list(in, spec);
   hc["ReadonlyRootfs"] = true;
   hc["NetworkMode"] = p.network.allow ? "default" : "none";
   hc["IpcMode"] = "private";
@@ -132,8 +166,12 @@ std::vector<HostMount> host_mounts(const Plan& plan, const Settings& settings,
   out.push_back({ws, ws, true, "workspace"});
   for (const auto& w : write_paths)
     if (w != ws) out.push_back({w, w, true, "filesystem.write"});
-  for (const auto& m : settings.mounts)
-    out.push_back({m.source, m.target, m.writable, "backends.docker.mounts"});
+  // The daemon cleans a target lexically; so does cordon, to compare them.
+  for (const auto& m : settings.mounts) {
+    std::string target = std::filesystem::path(m.target).lexically_normal().string();
+    if (target.size() > 1 && target.back() == '/') target.pop_back();
+    out.push_back({m.source, target, m.writable, "backends.docker.mounts"});
+  }
   if (plan.policy.filesystem.home == HomeMode::host && !plan.host_home.empty())
     out.push_back({plan.host_home.string(), plan.host_home.string(), true, "filesystem.home"});
   return out;

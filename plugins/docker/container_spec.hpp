@@ -46,6 +46,8 @@ struct SpecInput {
   std::string mask_dir;                 ///< an empty mode-000 root-owned directory on the host
   std::vector<std::string> labels;      ///< extra "key=value" labels (pid, host)
   std::vector<std::string> exec_masks;  ///< the image's blocked program files (container paths)
+  /// Blocked program files on the host mounts (container paths; mounted_programs.hpp).
+  std::vector<std::string> mount_exec_masks;
   /// cordon's seccomp profile for the daemon's architecture; null only in unit tests (the
   /// daemon's default profile then applies).
   std::shared_ptr<const SeccompProfile> seccomp;
@@ -55,10 +57,13 @@ struct SpecInput {
 struct ContainerSpec {
   boost::json::object body;
   std::vector<HostMount> mounts;
-  std::vector<std::string> masked;       ///< container paths masked (blocked paths)
-  std::vector<std::string> exec_masked;  ///< the image's blocked program files masked
-  std::vector<std::string> removed_env;  ///< image ENV names removed because not granted
+  std::vector<std::string> masked;             ///< container paths masked (blocked paths)
+  std::vector<std::string> exec_masked;        ///< the image's blocked program files masked
+  std::vector<std::string> mount_exec_masked;  ///< blocked program files on host mounts masked
+  std::vector<std::string> removed_env;        ///< image ENV names removed because not granted
   std::string home;
+  bool private_tmp = true;    ///< false when a host mount is /tmp (a write grant of the host's)
+  bool private_home = false;  ///< HOME is a private tmpfs
   std::int64_t pids_limit = 0;
   std::string seccomp;  ///< the profile's summary; empty when the daemon's default applies
 };
@@ -72,7 +77,8 @@ std::vector<HostMount> host_mounts(const Plan& plan, const Settings& settings,
 std::vector<std::pair<std::string, bool>> masks_for(const std::vector<HostMount>& mounts,
                                                     const std::vector<BlockedPath>& blocked);
 
-/// The whole create body. Pure.
+/// The whole create body. Pure. Throws CRD1003 when a host mount is the private HOME, which
+/// the HOME tmpfs would hide.
 ContainerSpec make_spec(const SpecInput& in);
 
 }  // namespace cordon::docker

@@ -254,17 +254,25 @@ WarmPool& DockerBackend::pool_for(const std::shared_ptr<const Daemon>& daemon) {
   return *pool;
 }
 
-std::vector<std::string> DockerBackend::blocked_programs(const Daemon& daemon, const Plan& plan,
-                                                         const std::string& image_id) {
+MountedPrograms DockerBackend::blocked_programs(const Daemon& daemon, const Plan& plan,
+                                                const std::string& image_id,
+                                                const std::vector<HostMount>& mounts,
+                                                std::vector<std::string>& image_files) {
   const auto& names = plan.policy.process.blocked_commands;
   if (names.empty()) return {};
+  // The container's PATH: the granted one, else the daemon's default (the system directories,
+  // which exec_candidates() always adds).
   auto path = plan.env.count("PATH") ? plan.env.at("PATH") : std::string();
-  ExecMasks m = exec_cache_.masks(daemon, image_id.empty() ? "unknown" : image_id, names, path);
+  MountedPrograms mounted = mounted_programs(exec_candidates(names, path), mounts);
+  ExecMasks m = exec_cache_.masks(daemon, image_id.empty() ? "unknown" : image_id, names, path,
+                                  mounted.image_links);
   if (!m.refusal.empty())
     throw Error(code::kIsolationFailed, "process.blocked_commands cannot be enforced: " + m.refusal,
                 "use an image whose blocked programs are files of their own, or remove the name "
                 "from process.blocked_commands");
-  return m.files;
+  settle_image_masks(mounts, m, mounted);
+  image_files = std::move(m.files);
+  return mounted;
 }
 
 std::filesystem::path DockerBackend::mask_dir() const {
@@ -281,7 +289,11 @@ void DockerBackend::execute(const Plan& plan, OutputSink& sink, RunResult& resul
   Cancel abandon = abandon_for(plan);
   ImageInfo image = inspect_image(*daemon, settings.image);
   check_runtime(*daemon, settings.runtime);
-  std::vector<std::string> exec_masks = blocked_programs(*daemon, plan, image.id);
+  std::vector<std::string> write_paths = existing_write_paths(plan, result.notes);
+  std::vector<std::string> exec_masks;
+  MountedPrograms mounted = blocked_programs(*daemon, plan, image.id,
+                                             host_mounts(plan, settings, write_paths), exec_masks);
+  result.notes.insert(result.notes.end(), mounted.notes.begin(), mounted.notes.end());
   // Each stage of making the container looks at the stop request and the deadline; the
   // daemon's calls that may wait (attach, wait, start) poll them.
   if (abandon()) throw Cancelled();
@@ -290,12 +302,13 @@ void DockerBackend::execute(const Plan& plan, OutputSink& sink, RunResult& resul
                run_id,
                container_user(plan, settings),
                std::move(image.env),
-               existing_write_paths(plan, result.notes),
+               std::move(write_paths),
                blocked_paths(plan),
                mask_file,
                mask_folder,
                owner_labels(),
                std::move(exec_masks),
+               std::move(mounted.masks),
                seccomp_profile(daemon_arch(*daemon))};
   ContainerSpec spec = make_spec(in);
   bool ran = false;

@@ -10,6 +10,7 @@
 
 #include "api.hpp"
 #include "exec_block.hpp"
+#include "mounted_programs.hpp"
 #include "pool.hpp"
 #include "probe.hpp"
 
@@ -37,9 +38,12 @@ class DockerBackend final : public Backend {
                       const Plan& plan, OutputSink& sink, RunResult& result);
   /// The warm pool for `daemon`, made on first use.
   WarmPool& pool_for(const std::shared_ptr<const Daemon>& daemon);
-  /// The image's files of process.blocked_commands; throws CRD1003 when one cannot be masked.
-  std::vector<std::string> blocked_programs(const Daemon& daemon, const Plan& plan,
-                                            const std::string& image_id);
+  /// The files of process.blocked_commands, in the image and on the host `mounts` (in
+  /// `image_files` and `mounted.masks`); throws CRD1003 when one cannot be masked.
+  MountedPrograms blocked_programs(const Daemon& daemon, const Plan& plan,
+                                   const std::string& image_id,
+                                   const std::vector<HostMount>& mounts,
+                                   std::vector<std::string>& image_files);
 
   std::mutex mutex_;
   std::map<std::string, std::shared_ptr<const Daemon>> daemons_;

@@ -72,7 +72,7 @@ std::string cache_key(const std::string& image_id, const std::vector<std::string
   std::ostringstream key;
   key << std::hex << std::hash<std::string>{}(joined);
   std::string id = image_id.substr(image_id.find(':') + 1).substr(0, 24);
-  return id + "-" + key.str();
+  return "v2-" + id + "-" + key.str();  // v2: with the dangling link targets
 }
 
 }  // namespace
@@ -112,7 +112,11 @@ ExecMasks decide_masks(const std::vector<std::string>& candidates,
         return m;
       }
       auto resolved = stats.find(target);
-      if (resolved != stats.end() && !resolved->second.exists) continue;
+      if (resolved != stats.end() && !resolved->second.exists) {
+        if (std::find(m.dangling.begin(), m.dangling.end(), target) == m.dangling.end())
+          m.dangling.push_back(target);
+        continue;
+      }
     }
     if (std::find(m.files.begin(), m.files.end(), target) == m.files.end())
       m.files.push_back(target);
@@ -121,9 +125,12 @@ ExecMasks decide_masks(const std::vector<std::string>& candidates,
 }
 
 ExecMasks ExecBlockCache::masks(const Daemon& daemon, const std::string& image_id,
-                                const std::vector<std::string>& names,
-                                const std::string& path_env) {
+                                const std::vector<std::string>& names, const std::string& path_env,
+                                const std::vector<std::string>& extra) {
   auto candidates = exec_candidates(names, path_env);
+  for (const auto& e : extra)
+    if (std::find(candidates.begin(), candidates.end(), e) == candidates.end())
+      candidates.push_back(e);
   std::string key = cache_key(image_id, candidates);
   {
     std::lock_guard lock(mutex_);
@@ -161,21 +168,24 @@ std::optional<ExecMasks> ExecBlockCache::load(const std::string& key) const {
   ExecMasks m;
   const auto& o = parsed.as_object();
   if (const auto* r = o.if_contains("refusal"); r && r->is_string()) m.refusal = r->as_string();
-  if (const auto* f = o.if_contains("files"); f && f->is_array())
-    for (const auto& p : f->as_array())
-      if (p.is_string()) m.files.emplace_back(p.as_string());
+  for (auto [name, list] : {std::pair{"files", &m.files}, std::pair{"dangling", &m.dangling}})
+    if (const auto* f = o.if_contains(name); f && f->is_array())
+      for (const auto& p : f->as_array())
+        if (p.is_string()) list->emplace_back(p.as_string());
   return m;
 }
 
 void ExecBlockCache::store(const std::string& key, const ExecMasks& masks) const {
   std::error_code ec;
   std::filesystem::create_directories(dir_, ec);
-  json::array files;
+  json::array files, dangling;
   for (const auto& f : masks.files) files.emplace_back(f);
+  for (const auto& d : masks.dangling) dangling.emplace_back(d);
   std::string tmp = (dir_ / (key + ".tmp")).string();
   {
     std::ofstream out(tmp, std::ios::trunc);
-    out << json::serialize(json::object{{"refusal", masks.refusal}, {"files", files}});
+    out << json::serialize(
+        json::object{{"refusal", masks.refusal}, {"files", files}, {"dangling", dangling}});
   }
   std::filesystem::rename(tmp, dir_ / (key + ".json"), ec);
 }

@@ -2,7 +2,8 @@
 // granted PATH and the usual system directories) are found once per image, by asking the daemon
 // to stat them in a container that is created and never started, and masked by an empty
 // mode-000 file at create time. A name that is a link to a multi-call program (busybox's
-// `su -> busybox`) cannot be masked without masking every program: the run is refused.
+// `su -> busybox`) cannot be masked without masking every program: the run is refused. The
+// copies that host mounts put in the container are found on the host (mounted_programs.hpp).
 #pragma once
 
 #include <filesystem>
@@ -26,7 +27,9 @@ struct PathStat {
 /// The masks for one image and list of blocked names, or why there can be none.
 struct ExecMasks {
   std::vector<std::string> files;  ///< container paths to cover with the mask file
-  std::string refusal;             ///< non-empty: the run must be refused, this says why
+  /// Link targets the image does not have: a host mount may provide them (mounted_programs.hpp).
+  std::vector<std::string> dangling;
+  std::string refusal;  ///< non-empty: the run must be refused, this says why
 };
 
 /// Paths to look at for `names`: each directory of `path_env` and the system directories,
@@ -43,9 +46,11 @@ class ExecBlockCache {
  public:
   explicit ExecBlockCache(std::filesystem::path cache_dir) : dir_(std::move(cache_dir)) {}
 
-  /// The masks for `names` in the image; asks the daemon only when not cached.
+  /// The masks for `names` in the image, and for `extra` (image paths that links on a host
+  /// mount lead to); asks the daemon only when not cached.
   ExecMasks masks(const Daemon& daemon, const std::string& image_id,
-                  const std::vector<std::string>& names, const std::string& path_env);
+                  const std::vector<std::string>& names, const std::string& path_env,
+                  const std::vector<std::string>& extra = {});
 
  private:
   std::optional<ExecMasks> load(const std::string& key) const;

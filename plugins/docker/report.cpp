@@ -11,6 +11,35 @@ std::string mounts_line(const ContainerSpec& spec) {
   std::string out;
   for (const auto& m : spec.mounts)
     out += (out.empty() ? "" : ", ") + m.target + (m.writable ? " (rw)" : " (ro)");
+  return out.empty() ? "none" : out;
+}
+
+// What the command may write: the writable mounts and the private tmpfs.
+std::string writable_line(const ContainerSpec& spec) {
+  std::string out;
+  for (const auto& m : spec.mounts)
+    if (m.writable) out += (out.empty() ? "" : ", ") + m.target;
+  std::string tmpfs = spec.private_tmp && spec.private_home ? "the private /tmp and HOME"
+                      : spec.private_tmp                    ? "the private /tmp"
+                      : spec.private_home                   ? "the private HOME"
+                                                            : "";
+  if (out.empty()) return tmpfs.empty() ? "nothing" : tmpfs;
+  return tmpfs.empty() ? out : out + ", " + tmpfs;
+}
+
+std::string list(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& i : items) out += (out.empty() ? "" : ", ") + i;
+  return out;
+}
+
+std::string exec_line(const ContainerSpec& spec) {
+  if (spec.exec_masked.empty() && spec.mount_exec_masked.empty())
+    return "no blocked program is in the image or on a host mount";
+  std::string out = "blocked program files masked by an empty mode-000 bind:";
+  if (!spec.exec_masked.empty()) out += " in the image " + list(spec.exec_masked);
+  if (!spec.exec_masked.empty() && !spec.mount_exec_masked.empty()) out += ";";
+  if (!spec.mount_exec_masked.empty()) out += " on host mounts " + list(spec.mount_exec_masked);
   return out;
 }
 
@@ -41,12 +70,9 @@ std::string mechanism(const Plan& plan, std::string_view id, const ContainerSpec
            " blocked path(s) inside a mount masked by an empty mode-000 bind; the others are not "
            "mounted";
   if (id == cap::fs_write_confine)
-    return "read-only root; writable: " + mounts_line(spec) + ", the private /tmp and HOME";
-  if (id == cap::fs_exec_block)
-    return spec.exec_masked.empty()
-               ? "no blocked program is in the image"
-               : std::to_string(spec.exec_masked.size()) +
-                     " program file(s) of the image masked by an empty mode-000 bind";
+    return "read-only root; writable: " + writable_line(spec) +
+           (spec.private_tmp ? "" : "; /tmp is the host's");
+  if (id == cap::fs_exec_block) return exec_line(spec);
   if (id == cap::net_deny) return "NetworkMode none (only loopback)";
   if (id.rfind("limit.", 0) == 0 && id != cap::limit_timeout) return limit(plan, id, spec);
   if (id == cap::limit_timeout) return "the container is killed at the deadline and removed";

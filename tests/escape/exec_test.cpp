@@ -48,11 +48,8 @@ Ran run_plain(Scratch& s, const PolicySpec& policy, const std::vector<std::strin
 
 }  // namespace
 
-// Not on docker, where it fails: docker masks blocked programs only in the image; a copy that
-// reaches the container through a host mount (here listed/, mounted read-only by the suite's
-// config; equally a filesystem.write path) runs from inside (no EACCES).
 TEST_CASE("escape: a blocked command cannot be executed through PATH",
-          "[escape][userns][exec][blocked_commands]") {
+          "[escape][userns][exec][blocked_commands][docker]") {
   Scratch s;
   auto tools = make_tools(s);
   auto policy = blocking(s, tools);
@@ -73,9 +70,8 @@ TEST_CASE("escape: a blocked command cannot be executed through PATH",
   CHECK(inside_ok.status() == 0);
 }
 
-// Not on docker, where it fails: a blocked program on a host mount is not masked (above).
 TEST_CASE("escape: a blocked command cannot be executed through a symlink",
-          "[escape][userns][exec][blocked_commands][symlink]") {
+          "[escape][userns][exec][blocked_commands][symlink][docker]") {
   Scratch s;
   auto tools = make_tools(s);
   auto policy = blocking(s, tools);
@@ -95,10 +91,8 @@ TEST_CASE("escape: a blocked command cannot be executed through a symlink",
   CHECK_THAT(inside.line("exec made-alias"), IsErr({"EACCES"}));
 }
 
-// Not on docker, where it fails: a blocked program on a host mount is not masked, so it can be
-// read (and copied).
 TEST_CASE("escape: a blocked command cannot be copied into the workspace by the sandbox",
-          "[escape][userns][exec][blocked_commands]") {
+          "[escape][userns][exec][blocked_commands][docker]") {
   Scratch s;
   auto tools = make_tools(s);
   auto policy = blocking(s, tools);
@@ -200,9 +194,8 @@ TEST_CASE("escape: a setuid-root program gives no privilege in the sandbox",
                                                         " euid=" + std::to_string(sandbox_uid())));
 }
 
-// Not on docker, where it fails: a blocked program on a host mount is not masked.
 TEST_CASE("escape: every copy of a blocked command on PATH is denied",
-          "[escape][userns][exec][blocked_commands]") {
+          "[escape][userns][exec][blocked_commands][docker]") {
   Scratch s;
   auto tools = make_tools(s);
   std::string later = s.listed() + "/later-tools";

@@ -17,7 +17,7 @@ using namespace cordon;
 using namespace cordon::docker;
 using namespace cordon::docker::test;
 
-TEST_CASE("fs: the host is invisible; the workspace is readable and writable", "[docker]") {
+TEST_CASE("fs: the host is invisible, the workspace is readable and writable", "[docker]") {
   if (!docker_ready()) return;
   TempDir ws, other("cordon-dk-other-");
   write_file(ws / "in.txt", "inside\n");
@@ -34,7 +34,7 @@ TEST_CASE("fs: the host is invisible; the workspace is readable and writable", "
   CHECK(read_file(ws / "out.txt") == "made\n");
 }
 
-TEST_CASE("fs: writes outside the workspace fail; write paths are writable", "[docker]") {
+TEST_CASE("fs: writes outside the workspace fail, write paths are writable", "[docker]") {
   if (!docker_ready()) return;
   TempDir ws, extra("cordon-dk-extra-");
   auto policy = base_policy(ws.path());
@@ -91,7 +91,7 @@ TEST_CASE("fs: blocked paths inside the workspace cannot be read or listed", "[d
   CHECK(read_file(ws / "secret.txt") == "secret\n");
 }
 
-TEST_CASE("net: only loopback when the network is denied; ports are refused", "[docker]") {
+TEST_CASE("net: only loopback when the network is denied, ports are refused", "[docker]") {
   if (!docker_ready()) return;
   TempDir ws;
   auto policy = base_policy(ws.path());
@@ -107,7 +107,7 @@ TEST_CASE("net: only loopback when the network is denied; ports are refused", "[
   CHECK(ports.error->message().find("net.ports") != std::string::npos);
 }
 
-TEST_CASE("limits: the memory limit kills a hog; a small allocation fits", "[docker]") {
+TEST_CASE("limits: the memory limit kills a hog, a small allocation fits", "[docker]") {
   if (!docker_ready()) return;
   TempDir ws;
   auto policy = base_policy(ws.path());
@@ -123,7 +123,7 @@ TEST_CASE("limits: the memory limit kills a hog; a small allocation fits", "[doc
   CHECK(noted);
 }
 
-TEST_CASE("limits: the pids limit stops a fork bomb; a few processes run", "[docker]") {
+TEST_CASE("limits: the pids limit stops a fork bomb, a few processes run", "[docker]") {
   if (!docker_ready()) return;
   TempDir ws;
   auto policy = base_policy(ws.path());
@@ -155,7 +155,7 @@ TEST_CASE("limits: open files, CPU time and file size are rlimits", "[docker]") 
   CHECK(sink.out == "40\n7\n1048576\nsmall-ok\n");
 }
 
-TEST_CASE("image: a missing image is CRD1002 naming the pull; cordon never pulls", "[docker]") {
+TEST_CASE("image: a missing image is CRD1002 naming the pull, cordon never pulls", "[docker]") {
   if (!docker_ready()) return;
   TempDir ws;
   auto plan = make_plan(base_policy(ws.path()), ws.path(), {"true"});
@@ -214,7 +214,7 @@ TEST_CASE("gc: a container whose cordon died is removed by the next run", "[dock
   daemon.call("DELETE", "/containers/" + live_id + "?force=1");
 }
 
-TEST_CASE("exec: blocked programs of the image cannot run; others can", "[docker]") {
+TEST_CASE("exec: blocked programs of the image cannot run, others can", "[docker]") {
   if (!docker_ready()) return;
   TempDir ws;
   auto policy = base_policy(ws.path());

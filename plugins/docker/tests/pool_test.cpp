@@ -50,7 +50,7 @@ TEST_CASE("pool: only the waiter's trailer with the run's nonce gives the status
   CHECK_FALSE(trailer_status(nonce, nonce));
 }
 
-TEST_CASE("pool: runs with the same policy share a key; the command is not part of it", "[unit]") {
+TEST_CASE("pool: runs with the same policy share a key, the command is not part of it", "[unit]") {
   boost::json::object a{{"Image", "x"},
                         {"Cmd", boost::json::array{"a"}},
                         {"Labels", boost::json::object{{"cordon.run", "1"}}}};

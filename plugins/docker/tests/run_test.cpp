@@ -101,7 +101,7 @@ TEST_CASE("run: output over the cap keeps head and tail", "[docker]") {
   CHECK(sink.out.substr(sink.out.size() - 5) == "LAST\n");
 }
 
-TEST_CASE("run: the environment is the granted one; the image's ENV is removed", "[docker]") {
+TEST_CASE("run: the environment is the granted one, the image's ENV is removed", "[docker]") {
   if (!docker_ready()) return;
   TempDir ws;
   ::setenv("CORDON_TEST_SECRET", "hunter2", 1);
@@ -125,7 +125,7 @@ TEST_CASE("run: the environment is the granted one; the image's ENV is removed",
   CHECK(noted);
 }
 
-TEST_CASE("run: HOME is private, empty, 0700 and writable; the user is not root", "[docker]") {
+TEST_CASE("run: HOME is private, empty, 0700 and writable, the user is not root", "[docker]") {
   if (!docker_ready()) return;
   TempDir ws;
   auto policy = base_policy(ws.path());

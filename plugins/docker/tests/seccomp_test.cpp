@@ -71,7 +71,7 @@ const std::string kNoFamily = "errno " + std::to_string(EAFNOSUPPORT);
 
 }  // namespace
 
-TEST_CASE("seccomp: the daemon's architecture names the profile's; others are refused",
+TEST_CASE("seccomp: the daemon's architecture names the profile's, others are refused",
           "[unit][seccomp]") {
   CHECK(seccomp_arch("x86_64") == "SCMP_ARCH_X86_64");
   CHECK(seccomp_arch("amd64") == "SCMP_ARCH_X86_64");

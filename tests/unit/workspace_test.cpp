@@ -151,8 +151,12 @@ TEST_CASE("workspace: a symlink swapped in mid-operation never lets a write out"
   });
   int written = 0, refused = 0;
   int attempts = 0;
-  // 10,000 writes at least; more while the directory side of the race has not been hit yet.
-  for (; attempts < 10000 || (written == 0 && attempts < 200000); ++attempts) {
+  // 10,000 writes at least; more, for up to 60 s, until both sides of the race were hit (on a
+  // loaded machine the flipper thread may get little time).
+  auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  for (; attempts < 10000 ||
+         ((written == 0 || refused == 0) && std::chrono::steady_clock::now() < give_up);
+       ++attempts) {
     try {
       w.write("flip/payload", "x");
       ++written;

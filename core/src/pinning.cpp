@@ -2,12 +2,12 @@
 #include <cordon/config.hpp>
 #include <cordon/registry.hpp>
 
-#include "toml.hpp"
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <sstream>
+#include "toml.hpp"
 
 namespace cordon {
 

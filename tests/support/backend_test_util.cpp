@@ -1,14 +1,29 @@
 // Shared helpers of the backends' test suites.
 #include "backend_test_util.hpp"
 
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 
 namespace cordon::testing {
+
+TempDir::TempDir(const std::string& prefix, uid_t owner, const std::string& base) {
+  std::string pattern = base + "/" + prefix + "XXXXXX";
+  if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+  path_ = pattern;
+  ::chmod(path_.c_str(), 0755);
+  if (::geteuid() == 0) (void)!::chown(path_.c_str(), owner, owner);
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);
+}
 
 void CaptureSink::write(Stream stream, std::string_view chunk) {
   (stream == Stream::out ? out : err).append(chunk);

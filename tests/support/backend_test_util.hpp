@@ -7,6 +7,7 @@
 #include <cordon/backend.hpp>
 
 #include <cstddef>
+#include <filesystem>
 #include <string>
 #include <string_view>
 
@@ -19,6 +20,23 @@ class CaptureSink final : public OutputSink {
   std::string out;
   std::string err;
   std::size_t chunks = 0;
+};
+
+/// A directory `base`/`prefix`XXXXXX, mode 0755, removed with everything in it. When the tests
+/// run as root it belongs to `owner` (default 65534), so that the sandbox's identity can write it.
+class TempDir {
+ public:
+  explicit TempDir(const std::string& prefix, uid_t owner = 65534,
+                   const std::string& base = "/tmp");
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+  /// path() / name
+  std::string operator/(const std::string& name) const { return (path_ / name).string(); }
+
+ private:
+  std::filesystem::path path_;
 };
 
 /// Writes `text` to `file` with `mode`, owned like the directory that holds it.

@@ -28,19 +28,6 @@ Endpoint test_endpoint() { return resolve_endpoint(env_or("CORDON_TEST_DOCKER_SO
 
 }  // namespace
 
-TempDir::TempDir(const std::string& prefix) {
-  std::string pattern = "/var/tmp/" + prefix + "XXXXXX";
-  if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-  path_ = pattern;
-  ::chmod(path_.c_str(), 0755);
-  if (::geteuid() == 0) (void)!::chown(path_.c_str(), 65534, 65534);
-}
-
-TempDir::~TempDir() {
-  std::error_code ec;
-  fs::remove_all(path_, ec);
-}
-
 std::string test_image() { return env_or("CORDON_TEST_IMAGE", "cordon-test/busybox:2"); }
 
 boost::json::object test_settings() {

@@ -22,17 +22,10 @@ namespace cordon::docker::test {
 
 /// A directory under /var/tmp, removed with everything in it; owned by 65534 when the tests run
 /// as root, so that the container's user (the workspace's owner) can write it.
-class TempDir {
+class TempDir : public cordon::testing::TempDir {
  public:
-  explicit TempDir(const std::string& prefix = "cordon-dk-");
-  ~TempDir();
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::filesystem::path& path() const { return path_; }
-  std::string operator/(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  std::filesystem::path path_;
+  explicit TempDir(const std::string& prefix = "cordon-dk-")
+      : cordon::testing::TempDir(prefix, 65534, "/var/tmp") {}
 };
 
 // The run's sink and file helpers shared by every backend's tests.

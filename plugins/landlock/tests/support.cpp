@@ -13,19 +13,6 @@ namespace cordon::landlock::test {
 
 namespace fs = std::filesystem;
 
-TempDir::TempDir(const std::string& prefix, uid_t owner, const std::string& base) {
-  std::string pattern = base + "/" + prefix + "XXXXXX";
-  if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-  path_ = pattern;
-  ::chmod(path_.c_str(), 0755);
-  if (::geteuid() == 0) (void)!::chown(path_.c_str(), owner, owner);
-}
-
-TempDir::~TempDir() {
-  std::error_code ec;
-  fs::remove_all(path_, ec);
-}
-
 Policy base_policy(const std::string& workspace, const std::string& home) {
   Policy p;
   p.name = "test";

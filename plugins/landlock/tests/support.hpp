@@ -19,19 +19,11 @@ namespace cordon::landlock::test {
 /// A directory under `base` (/tmp by default), removed with everything in it. Host-side areas a
 /// test expects to see with read = "host" live in /var/tmp: the sandbox's /tmp is private. As root
 /// it belongs to `owner` (default 65534), so that the sandbox's identity can write it.
-class TempDir {
+class TempDir : public cordon::testing::TempDir {
  public:
   explicit TempDir(const std::string& prefix = "cordon-ll-", uid_t owner = 65534,
-                   const std::string& base = "/tmp");
-  ~TempDir();
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::filesystem::path& path() const { return path_; }
-  /// path() / name
-  std::string operator/(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  std::filesystem::path path_;
+                   const std::string& base = "/tmp")
+      : cordon::testing::TempDir(prefix, owner, base) {}
 };
 
 /// A TempDir in /var/tmp.

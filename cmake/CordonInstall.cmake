@@ -17,6 +17,7 @@ set_target_properties(cordon_core PROPERTIES EXPORT_NAME core)
 set_target_properties(cordon_sdk PROPERTIES EXPORT_NAME sdk)
 
 install(TARGETS cordon RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(TARGETS cordon_policy_yaml LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/cordon)
 install(TARGETS cordon_core cordon_sdk EXPORT cordonTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})

@@ -118,13 +118,6 @@ void fill_outcome(const Outcome& out, const Plan& plan, const Identity& identity
 
 LandlockBackend::LandlockBackend(BackendContext context) : Backend(std::move(context)) {}
 
-const SeccompProgram& LandlockBackend::filter(const FilterOptions& options) {
-  std::size_t index = (options.no_subprocess ? 1 : 0) + (options.inet_stream_only ? 2 : 0);
-  std::lock_guard lock(filters_mutex_);
-  if (!filters_[index]) filters_[index] = std::make_unique<SeccompProgram>(build_filter(options));
-  return *filters_[index];
-}
-
 ProbeResult LandlockBackend::do_probe() noexcept {
   try {
     cache_file_ = probe_cache_file(context().state_dir);
@@ -132,7 +125,7 @@ ProbeResult LandlockBackend::do_probe() noexcept {
     std::chrono::system_clock::time_point proven_at;
     auto cached = cache_file_ ? load_probe_cache(*cache_file_, fingerprint, &proven_at)
                               : std::optional<ProbeFacts>();
-    facts_ = cached ? *cached : gather_probe_facts(filter({}));
+    facts_ = cached ? *cached : gather_probe_facts(build_filter({}));
     ProbeResult result = probe_result(facts_);
     if (cached) {
       auto age = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now() -
@@ -288,7 +281,7 @@ void LandlockBackend::execute(const Plan& plan, OutputSink& sink, RunResult& res
     throw errors.front();
   Prepared p = prepare(plan, facts_, result);
   UniqueFd ruleset = create_ruleset(p.rules);
-  const SeccompProgram& program = filter({!plan.policy.process.allow_subprocess, p.ports});
+  const SeccompProgram program = build_filter({!plan.policy.process.allow_subprocess, p.ports});
   std::unique_ptr<SandboxCgroup> cgroup;
   if (!p.limits.cgroup.empty())
     cgroup = std::make_unique<SandboxCgroup>(facts_.cgroups, p.limits.cgroup);
@@ -310,10 +303,16 @@ void LandlockBackend::execute(const Plan& plan, OutputSink& sink, RunResult& res
     end->reset();
   ParentEnds ends{std::move(pipes.out.read), std::move(pipes.err.read),
                   std::move(pipes.report.read), std::move(pipes.input.write)};
+  // Made while the sandbox sets itself up: the report depends only on what was decided.
+  try {
+    result.report =
+        enforcement_report({plan, p.view, p.layout, p.rules, p.limits, p.identity, spec.loopback});
+  } catch (...) {
+    abandon(started);
+    throw;
+  }
   Outcome outcome = supervise(started, ends, plan.stdin_data, plan.stop, plan.deadline, sink);
   fill_outcome(outcome, plan, p.identity, cgroup.get(), result);
-  result.report =
-      enforcement_report({plan, p.view, p.layout, p.rules, p.limits, p.identity, spec.loopback});
   for (auto& note : p.view.notes) result.notes.push_back(note);
 }
 

@@ -3,10 +3,8 @@
 
 #include <cordon/backend.hpp>
 
-#include <array>
 #include <filesystem>
 #include <memory>
-#include <mutex>
 #include <optional>
 
 #include "probe.hpp"
@@ -25,14 +23,10 @@ class LandlockBackend final : public Backend {
   std::vector<Error> do_validate_settings(const boost::json::object& settings) noexcept override;
 
  private:
-  /// The compiled filter for `options`, built once per process.
-  const SeccompProgram& filter(const FilterOptions& options);
   void execute(const Plan& plan, OutputSink& sink, RunResult& result);
 
   ProbeFacts facts_;
   std::optional<std::filesystem::path> cache_file_;  ///< set by the probe; nullopt: no cache
-  std::mutex filters_mutex_;
-  std::array<std::unique_ptr<SeccompProgram>, 4> filters_;
 };
 
 }  // namespace cordon::landlock

@@ -1,9 +1,10 @@
-// The seccomp filter of a sandboxed command, compiled by libseccomp in cordon and loaded by
-// the child as plain BPF (no allocation after the clone).
+// The seccomp filter of a sandboxed command: compiled by libseccomp at build time
+// (bpfgen/), loaded by the child as plain BPF (no allocation after the clone).
 #pragma once
 
 #include <linux/filter.h>
 
+#include <span>
 #include <string>
 #include <vector>
 
@@ -16,14 +17,14 @@ struct FilterOptions {
   bool operator==(const FilterOptions&) const = default;
 };
 
-/// A compiled filter.
+/// A compiled filter; the instructions are static data.
 struct SeccompProgram {
-  std::vector<sock_filter> code;
+  std::span<const sock_filter> code;
 };
 
-/// Compiles the filter for the native architecture; any other architecture (i386, x32) is
-/// killed. Throws cordon::Error (CRD1003) when libseccomp fails.
-SeccompProgram build_filter(const FilterOptions& options);
+/// The filter variant `options`, compiled at build time for the native architecture; any other
+/// architecture (i386, x32) is killed.
+SeccompProgram build_filter(const FilterOptions& options) noexcept;
 
 /// Child side: loads `program` on the calling thread (no_new_privs must be set). 0 or -errno.
 int load_filter(const SeccompProgram& program) noexcept;

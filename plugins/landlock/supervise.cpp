@@ -165,6 +165,8 @@ Started start_sandbox(const ChildSpec& spec, std::uint64_t flags, int cgroup_fd,
   return s;
 }
 
+void abandon(Started& started) noexcept { kill_and_reap(started.pid, started.pidfd.get()); }
+
 Outcome supervise(Started& started, ParentEnds& ends, const std::optional<std::string>& input,
                   const std::shared_ptr<StopToken>& stop,
                   std::optional<std::chrono::steady_clock::time_point> deadline, OutputSink& sink) {

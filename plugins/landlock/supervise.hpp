@@ -34,6 +34,10 @@ struct Started {
 Started start_sandbox(const ChildSpec& spec, std::uint64_t flags, int cgroup_fd, int go_write,
                       const std::function<void(pid_t)>& write_maps);
 
+/// Kills the init (and with it the whole sandbox) and reaps it: for a failure in cordon after
+/// start_sandbox returned.
+void abandon(Started& started) noexcept;
+
 /// Cordon's ends of the sandbox's pipes.
 struct ParentEnds {
   UniqueFd out;     ///< the command's stdout

@@ -8,11 +8,13 @@
 // Each figure is the median wall time of N sequential spawn+wait of a command line. "C++ API
 // process" is this program started with --once: a fresh process that creates the backend,
 // probes it and runs /bin/true under the standard policy (what `cordon run` does, minus the
-// CLI's own start-up). "cordon run" is `cordon run --backend landlock -- /bin/true`, measured
-// when it works here. Diagnostics: CORDON_BENCH_NO_TOTALS=1 drops the memory and process totals
-// (no cgroup then), CORDON_BENCH_NETWORK=1 allows the network (no network namespace), to see
-// what each costs; CORDON_BENCH_PROGRAM=PATH runs PATH instead of /bin/true. Build it optimised for
-// meaningful figures.
+// CLI's own start-up); "run in a warm process" is one run of an already probed backend inside a
+// long-lived process (the C++ API), without any process start-up; "a C++ program doing nothing" is
+// the start-up every C++ command pays here. "cordon run" is `cordon run --backend landlock --
+// /bin/true`, measured when it works here. Diagnostics: CORDON_BENCH_NO_TOTALS=1 drops the memory
+// and process totals (no cgroup then), CORDON_BENCH_NETWORK=1 allows the network (no network
+// namespace), to see what each costs; CORDON_BENCH_PROGRAM=PATH runs PATH instead of /bin/true.
+// Build it optimised for meaningful figures.
 #include <cordon/policy_loader.hpp>
 #include <cordon/requirements.hpp>
 
@@ -142,8 +144,12 @@ int once() {
   return result.error ? 125 : result.exit_code;
 }
 
+struct InProcess {
+  double probe_ms, probe_cpu_ms, run_ms, parent_cpu_ms, sandbox_cpu_ms;
+};
+
 // Inside this process: the median cost of a probe (fresh backend) and of a run (probed one).
-void in_process(int runs) {
+InProcess measure_in_process(int runs) {
   std::vector<double> probes, runs_ms, sandbox_cpu, parent_cpu, probe_cpu;
   std::string ws = std::filesystem::current_path();
   cordon::landlock::LandlockBackend warm(cordon::BackendContext{"landlock", nullptr, {}});
@@ -177,18 +183,21 @@ void in_process(int runs) {
     probes.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
     runs_ms.push_back(std::chrono::duration<double, std::milli>(t2 - t1).count());
   }
-  std::sort(probes.begin(), probes.end());
-  std::sort(runs_ms.begin(), runs_ms.end());
-  std::sort(sandbox_cpu.begin(), sandbox_cpu.end());
-  std::sort(probe_cpu.begin(), probe_cpu.end());
-  std::printf("in process: probe CPU %.2f ms (cordon + its throwaway child)\n",
-              probe_cpu[probe_cpu.size() / 2]);
-  std::sort(parent_cpu.begin(), parent_cpu.end());
+  auto median = [](std::vector<double>& v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
+  return {median(probes), median(probe_cpu), median(runs_ms), median(parent_cpu),
+          median(sandbox_cpu)};
+}
+
+void in_process(int runs) {
+  InProcess m = measure_in_process(runs);
+  std::printf("in process: probe CPU %.2f ms (cordon + its throwaway child)\n", m.probe_cpu_ms);
   std::printf(
       "in process: probe %.2f ms, run of /bin/true %.2f ms wall, CPU %.2f ms in cordon + "
       "%.2f ms in the sandbox (medians)\n",
-      probes[probes.size() / 2], runs_ms[runs_ms.size() / 2], parent_cpu[parent_cpu.size() / 2],
-      sandbox_cpu[sandbox_cpu.size() / 2]);
+      m.probe_ms, m.run_ms, m.parent_cpu_ms, m.sandbox_cpu_ms);
 }
 
 bool works(const Command& cmd) { return run(cmd) == 0; }
@@ -233,6 +242,9 @@ int main(int argc, char** argv) {
     return 1;
   }
   line("landlock, C++ API process", median_ms(api, runs), b, w);  // probes every time
+  InProcess warm = measure_in_process(runs);
+  line("landlock, run in a warm process", {warm.run_ms, warm.parent_cpu_ms + warm.sandbox_cpu_ms},
+       b, w);
   bool cli_ok = works(cli);
   if (cli_ok) {
     // The CLI keeps its probe between processes (probe_cache.hpp); the first run above filled it.
@@ -241,6 +253,7 @@ int main(int argc, char** argv) {
     line("  the same, probing every run", median_ms(cli, runs), b, w);
     ::unsetenv("CORDON_PROBE_CACHE");
     line("  cordon version (CLI start)", median_ms({CORDON_CLI, "version"}, runs), b, w);
+    line("  a C++ program doing nothing", median_ms({CORDON_BENCH_NOOP}, runs), b, w);
   } else
     std::printf("%-28s not measured: it does not run /bin/true here yet\n", "cordon run");
   const Command& par = cli_ok ? cli : api;

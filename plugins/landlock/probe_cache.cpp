@@ -9,10 +9,10 @@
 
 #include <boost/json.hpp>
 
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <sstream>
+#include <string>
 
 #include "fd.hpp"
 #include "ruleset.hpp"
@@ -27,12 +27,19 @@ namespace {
 // Bumped whenever ProbeFacts or what the probe proves changes meaning.
 constexpr int kCacheFormat = 1;
 
+// Plain reads: this runs in every `cordon run`, where an ifstream per file showed up.
 std::string slurp(const char* path, std::size_t cap = 4096) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return "-";
+  UniqueFd fd(::open(path, O_RDONLY | O_CLOEXEC));
+  if (!fd) return "-";
   std::string text(cap, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(cap));
-  text.resize(static_cast<std::size_t>(in.gcount()));
+  std::size_t got = 0;
+  while (got < cap) {
+    ssize_t n = ::read(fd.get(), text.data() + got, cap - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    got += static_cast<std::size_t>(n);
+  }
+  text.resize(got);
   return text;
 }
 
@@ -43,10 +50,9 @@ std::string own_file_identity() {
   if (::dladdr(reinterpret_cast<void*>(&probe_fingerprint), &info) == 0 || !info.dli_fname ||
       ::stat(info.dli_fname, &st) != 0)
     return "unknown-file";
-  std::ostringstream out;
-  out << info.dli_fname << ":" << st.st_dev << ":" << st.st_ino << ":" << st.st_size << ":"
-      << st.st_mtim.tv_sec << "." << st.st_mtim.tv_nsec;
-  return out.str();
+  return std::string(info.dli_fname) + ":" + std::to_string(st.st_dev) + ":" +
+         std::to_string(st.st_ino) + ":" + std::to_string(st.st_size) + ":" +
+         std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec);
 }
 
 json::object cgroups_json(const CgroupSupport& c) {
@@ -85,14 +91,15 @@ bool owned_and_private(const struct stat& st, mode_t forbidden) {
 }  // namespace
 
 std::string probe_fingerprint() {
-  std::ostringstream out;
   utsname u{};
   ::uname(&u);
-  out << "format " << kCacheFormat << "\nboot " << slurp("/proc/sys/kernel/random/boot_id")
-      << "kernel " << u.release << " " << u.version << "\nids " << ::geteuid() << " " << ::getegid()
-      << " " << ::getuid() << "\nabi " << landlock_abi() << "\ncgroup "
-      << slurp("/proc/self/cgroup") << "uid_map " << slurp("/proc/self/uid_map") << "plugin "
-      << own_file_identity() << "\n";
+  std::string out = "format " + std::to_string(kCacheFormat) + "\nboot " +
+                    slurp("/proc/sys/kernel/random/boot_id") + "kernel " + u.release + " " +
+                    u.version + "\nids " + std::to_string(::geteuid()) + " " +
+                    std::to_string(::getegid()) + " " + std::to_string(::getuid()) + "\nabi " +
+                    std::to_string(landlock_abi()) + "\ncgroup " + slurp("/proc/self/cgroup") +
+                    "uid_map " + slurp("/proc/self/uid_map") + "plugin " + own_file_identity() +
+                    "\n";
   for (const char* sysctl :
        {"/proc/sys/kernel/unprivileged_userns_clone",
         "/proc/sys/kernel/apparmor_restrict_unprivileged_userns",
@@ -100,8 +107,8 @@ std::string probe_fingerprint() {
         "/proc/sys/user/max_pid_namespaces", "/proc/sys/user/max_net_namespaces",
         "/proc/sys/user/max_ipc_namespaces", "/proc/sys/user/max_uts_namespaces",
         "/proc/sys/user/max_cgroup_namespaces", "/proc/sys/kernel/seccomp/actions_avail"})
-    out << sysctl << " " << slurp(sysctl, 256) << "\n";
-  return out.str();
+    out += std::string(sysctl) + " " + slurp(sysctl, 256) + "\n";
+  return out;
 }
 
 std::string encode_probe_facts(const ProbeFacts& f, const std::string& fingerprint,

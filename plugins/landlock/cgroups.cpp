@@ -14,20 +14,13 @@
 #include <string_view>
 #include <thread>
 
+#include "fd.hpp"
+
 namespace cordon::landlock {
 
 namespace {
 
-std::string read_text(const std::string& path) {
-  std::string text;
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return text;
-  char buf[8192];
-  for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;)
-    text.append(buf, static_cast<std::size_t>(n));
-  ::close(fd);
-  return text;
-}
+std::string read_text_or_empty(const std::string& path) { return read_text(path).value_or(""); }
 
 // The `index`-th space-separated field of `line` (0-based).
 std::string_view field(std::string_view line, int index) {
@@ -72,7 +65,7 @@ struct Mounts {
 
 Mounts cgroup_mounts() {
   Mounts m;
-  std::string text = read_text("/proc/self/mountinfo");
+  std::string text = read_text_or_empty("/proc/self/mountinfo");
   std::string_view all(text);
   while (!all.empty()) {
     std::string_view line = all.substr(0, all.find('\n'));
@@ -95,7 +88,7 @@ Mounts cgroup_mounts() {
 // is read once per probe).
 std::string own_group(const std::string& controller) {
   static thread_local std::string text;
-  if (controller.empty() || text.empty()) text = read_text("/proc/self/cgroup");
+  if (controller.empty() || text.empty()) text = read_text_or_empty("/proc/self/cgroup");
   std::istringstream in(text);
   std::string line;
   while (std::getline(in, line)) {
@@ -131,7 +124,7 @@ bool can_create(const std::string& dir, const char* file_expected) {
 // enables memory and pids for its children.
 bool probe_v2(const Mounts& m, uid_t euid, CgroupSupport& out) {
   if (m.v2.empty()) return false;
-  std::string controllers = read_text(m.v2 + "/cgroup.controllers");
+  std::string controllers = read_text_or_empty(m.v2 + "/cgroup.controllers");
   if (!has_word(controllers, "memory") || !has_word(controllers, "pids")) {
     out.evidence = "cgroup v2 at " + m.v2 + " lacks the memory and pids controllers";
     return false;
@@ -154,7 +147,7 @@ bool probe_v2(const Mounts& m, uid_t euid, CgroupSupport& out) {
   }
   std::string parent = base + "/cordon";
   if (::mkdir(parent.c_str(), 0755) != 0 && errno != EEXIST) return false;
-  bool cpu = has_word(read_text(parent + "/cgroup.controllers"), "cpu");
+  bool cpu = has_word(read_text_or_empty(parent + "/cgroup.controllers"), "cpu");
   write_text(parent + "/cgroup.subtree_control", cpu ? "+memory +pids +cpu" : "+memory +pids");
   if (!can_create(parent, "memory.max")) {
     out.evidence = "cgroup v2: cannot create a group with memory.max under " + parent;
@@ -298,7 +291,7 @@ void SandboxCgroup::remove() noexcept {
 
 std::optional<std::uint64_t> SandboxCgroup::peak_memory() const {
   if (memory_.empty()) return std::nullopt;
-  std::string text = read_text(
+  std::string text = read_text_or_empty(
       memory_ + (version_ == CgroupVersion::v2 ? "/memory.peak" : "/memory.max_usage_in_bytes"));
   if (text.empty()) return std::nullopt;
   try {
@@ -311,7 +304,7 @@ std::optional<std::uint64_t> SandboxCgroup::peak_memory() const {
 bool SandboxCgroup::memory_limit_hit() const {
   if (memory_.empty()) return false;
   if (version_ == CgroupVersion::v2) {
-    std::istringstream in(read_text(memory_ + "/memory.events"));
+    std::istringstream in(read_text_or_empty(memory_ + "/memory.events"));
     std::string key;
     std::uint64_t value = 0;
     while (in >> key >> value)
@@ -320,10 +313,10 @@ bool SandboxCgroup::memory_limit_hit() const {
   }
   // v1 charges memory+swap first: with both limits equal, memsw may be the one that fails.
   for (const char* counter : {"/memory.failcnt", "/memory.memsw.failcnt"}) {
-    std::string failcnt = read_text(memory_ + counter);
+    std::string failcnt = read_text_or_empty(memory_ + counter);
     if (!failcnt.empty() && failcnt != "0\n" && failcnt != "0") return true;
   }
-  std::istringstream in(read_text(memory_ + "/memory.oom_control"));
+  std::istringstream in(read_text_or_empty(memory_ + "/memory.oom_control"));
   std::string key;
   std::uint64_t value = 0;
   while (in >> key >> value)

@@ -27,20 +27,9 @@ namespace {
 // Bumped whenever ProbeFacts or what the probe proves changes meaning.
 constexpr int kCacheFormat = 1;
 
-// Plain reads: this runs in every `cordon run`, where an ifstream per file showed up.
+// A missing file reads as "-", which no existing file of these holds.
 std::string slurp(const char* path, std::size_t cap = 4096) {
-  UniqueFd fd(::open(path, O_RDONLY | O_CLOEXEC));
-  if (!fd) return "-";
-  std::string text(cap, '\0');
-  std::size_t got = 0;
-  while (got < cap) {
-    ssize_t n = ::read(fd.get(), text.data() + got, cap - got);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    got += static_cast<std::size_t>(n);
-  }
-  text.resize(got);
-  return text;
+  return read_text(path, cap).value_or("-");
 }
 
 // This plugin's file (or the executable it is linked into): a rebuilt plugin probes again.

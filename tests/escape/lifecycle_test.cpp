@@ -65,6 +65,16 @@ std::unique_ptr<Process> start_cordon(Scratch& s, const PolicySpec& policy,
   return std::make_unique<Process>(o);
 }
 
+/// Starts lifeprobe's four marked `survivors` under a 60 s timeout and returns once all four
+/// run, for a test that then signals cordon.
+std::unique_ptr<Process> start_survivors(Scratch& s, const std::string& marker, bool json,
+                                         std::chrono::milliseconds within) {
+  auto cordon =
+      start_cordon(s, with_timeout(s, "60s"), {probe("lifeprobe"), "survivors", marker}, json);
+  REQUIRE(wait_present(marker, 4, within) >= 4);
+  return cordon;
+}
+
 }  // namespace
 
 TEST_CASE("escape: the wall-clock timeout ends the run with 124",
@@ -114,9 +124,7 @@ TEST_CASE("escape: SIGTERM or SIGINT or SIGHUP to cordon stops the run and repor
     Scratch s;
     auto marker = unique_marker("cordon-escape-stopped");
     KillMarked cleanup{marker};
-    auto cordon =
-        start_cordon(s, with_timeout(s, "60s"), {probe("lifeprobe"), "survivors", marker}, true);
-    REQUIRE(wait_present(marker, 4, 4000ms) >= 4);
+    auto cordon = start_survivors(s, marker, true, 4000ms);
     kill(cordon->pid(), sig);
     Ran ran = make_ran(cordon->wait(), true);
     INFO("cordon got signal " << sig << "\n" << ran.describe());
@@ -139,9 +147,7 @@ TEST_CASE("escape: nothing of a run outlives a killed cordon", "[escape][userns]
     Scratch s;
     auto marker = unique_marker("cordon-escape-orphan");
     KillMarked cleanup{marker};
-    auto cordon =
-        start_cordon(s, with_timeout(s, "60s"), {probe("lifeprobe"), "survivors", marker}, false);
-    REQUIRE(wait_present(marker, 4, 2000ms) >= 4);
+    auto cordon = start_survivors(s, marker, false, 2000ms);
     kill(cordon->pid(), sig);
     Exit exit = cordon->wait();
     INFO("cordon got signal " << sig << ", exit " << exit.status << ", stderr: " << exit.err);

@@ -1,6 +1,5 @@
 // The `cordon` command: global options, logging set-up and verb registration.
-#include <spdlog/sinks/stdout_color_sinks.h>
-#include <spdlog/spdlog.h>
+#include <cordon/log.hpp>
 #include <cordon/version.hpp>
 
 #include <cstdlib>
@@ -29,12 +28,7 @@ void register_version(CLI::App& app) {
 namespace {
 
 // Logs go to stderr only, so stdout stays the command's (or the JSON result's).
-void setup_logging(const std::string& level) {
-  auto logger = spdlog::stderr_color_mt("cordon");
-  logger->set_pattern("cordon: %l: %v");
-  logger->set_level(spdlog::level::from_str(level));
-  spdlog::set_default_logger(logger);
-}
+void setup_logging(const std::string& level) { cordon::log::stderr_logger(level); }
 
 using Register = void (*)(CLI::App&);
 constexpr std::pair<std::string_view, Register> kVerbs[] = {

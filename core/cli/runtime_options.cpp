@@ -2,8 +2,8 @@
 #include "runtime_options.hpp"
 
 #include <pwd.h>
-#include <spdlog/spdlog.h>
 #include <unistd.h>
+#include <cordon/log.hpp>
 #include <cordon/policy_loader.hpp>
 
 #include <cstdlib>
@@ -28,7 +28,7 @@ std::unique_ptr<Registry> make_registry(const RuntimeOptions& options, Config& c
   RegistryOptions ro;
   for (const auto& d : options.plugin_dirs) ro.plugin_dirs.emplace_back(d);
   ro.pins = config.pins;
-  ro.logger = spdlog::default_logger();
+  ro.logger = cordon::log::default_logger();
   ro.state_dir = default_backend_state_dir();
   return std::make_unique<Registry>(std::move(ro));
 }

@@ -1,8 +1,7 @@
 // The non-virtual half of cordon::Backend: validation, timing, logging and capping.
 #include <cordon/backend.hpp>
 
-#include <spdlog/sinks/null_sink.h>
-#include <spdlog/spdlog.h>
+#include <cordon/log.hpp>
 
 #include "capped_sink.hpp"
 
@@ -24,8 +23,7 @@ std::string ProbeResult::evidence(std::string_view capability) const {
 
 Backend::Backend(BackendContext context) : context_(std::move(context)) {
   if (!context_.logger) {
-    context_.logger = std::make_shared<spdlog::logger>(
-        context_.name, std::make_shared<spdlog::sinks::null_sink_mt>());
+    context_.logger = cordon::log::null_logger(context_.name);
   }
 }
 
@@ -38,8 +36,9 @@ const ProbeResult& Backend::probe() {
     auto us = std::chrono::duration_cast<std::chrono::microseconds>(
                   std::chrono::steady_clock::now() - start)
                   .count();
-    log().debug("probe of '{}' took {} us: {}", name(), us,
-                probe_result_.available ? "available" : probe_result_.reason);
+    if (cordon::log::enabled(log(), cordon::log::Level::debug))
+      cordon::log::debug(log(), "probe of '" + name() + "' took " + std::to_string(us) + " us: " +
+                                    (probe_result_.available ? "available" : probe_result_.reason));
   });
   return probe_result_;
 }
@@ -141,7 +140,8 @@ RunResult Backend::run(const Plan& plan, OutputSink& sink) {
   }
   detail::CappedSink capped(sink, plan.policy.limits.max_output_bytes);
   auto start = std::chrono::steady_clock::now();
-  log().debug("running '{}' on '{}'", plan.argv.front(), name());
+  if (cordon::log::enabled(log(), cordon::log::Level::debug))
+    cordon::log::debug(log(), "running '" + plan.argv.front() + "' on '" + name() + "'");
   RunResult result = guarded_run(plan, capped);
   capped.finish();
   result.duration = std::chrono::duration_cast<std::chrono::milliseconds>(

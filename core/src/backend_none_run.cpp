@@ -1,8 +1,8 @@
 // The `none` backend's run: a private HOME, rlimits, the supervised child, the report.
-#include <spdlog/spdlog.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cordon/capabilities.hpp>
+#include <cordon/log.hpp>
 
 #include <cerrno>
 #include <cstdlib>
@@ -169,7 +169,7 @@ RunResult NoneBackend::do_run(const Plan& plan, OutputSink& sink) noexcept {
   for (const auto& req : plan.requirements)
     if (auto m = mechanism(req.id, plan, home); !m.empty()) r.report.push_back({req.id, m});
   if (private_home && !remove_home(home)) {
-    log().warn("cannot remove private HOME '{}'", home.string());
+    cordon::log::warn(log(), "cannot remove private HOME '" + home.string() + "'");
     r.notes.push_back("the private HOME '" + home.string() + "' could not be removed");
   }
   return r;

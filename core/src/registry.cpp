@@ -1,6 +1,6 @@
 // The registry: one slot per backend name, filled lazily — located, loaded, created, probed.
-#include <spdlog/spdlog.h>
 #include <cordon/backend_none.hpp>
+#include <cordon/log.hpp>
 #include <cordon/plugin.hpp>
 #include <cordon/registry.hpp>
 
@@ -64,12 +64,12 @@ Registry::Registry(RegistryOptions options) : options_(std::move(options)) {
 Registry::~Registry() = default;
 
 void Registry::warn(Error error, const fs::path& path) {
-  if (options_.logger) options_.logger->debug("{}", error.what());
+  if (options_.logger) cordon::log::debug(*options_.logger, error.what());
   diagnostics_.push_back({Diagnostic::Level::warning, std::move(error), path});
 }
 
 void Registry::fail(Slot& slot, Error error) {
-  if (options_.logger) options_.logger->debug("{}", error.what());
+  if (options_.logger) cordon::log::debug(*options_.logger, error.what());
   diagnostics_.push_back({Diagnostic::Level::error, error, slot.entry.path});
   slot.entry.error = std::move(error);
 }

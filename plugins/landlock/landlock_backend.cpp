@@ -3,8 +3,7 @@
 #include "landlock_backend.hpp"
 
 #include <cordon/capabilities.hpp>
-
-#include <spdlog/spdlog.h>
+#include <cordon/log.hpp>
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -138,7 +137,7 @@ ProbeResult LandlockBackend::do_probe() noexcept {
     } else if (cache_file_ && result.available && facts_.failure.empty()) {
       store_probe_cache(*cache_file_, facts_, fingerprint);
     }
-    for (const auto& line : result.facts) log().debug("landlock probe: {}", line);
+    for (const auto& line : result.facts) cordon::log::debug(log(), "landlock probe: " + line);
     return result;
   } catch (const std::exception& e) {
     ProbeResult r;

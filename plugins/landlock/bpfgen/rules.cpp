@@ -34,6 +34,12 @@ constexpr std::uint64_t kLow32 = 0xffffffffull;
 
 using Ctx = std::unique_ptr<void, decltype(&seccomp_release)>;
 
+// One argument comparison (libseccomp's SCMP_A*_64 macros leave datum_b implicit, which clang
+// reports under -Wmissing-field-initializers).
+scmp_arg_cmp arg(unsigned index, scmp_compare op, std::uint64_t a, std::uint64_t b = 0) {
+  return scmp_arg_cmp{index, op, a, b};
+}
+
 // Adds `action` for `name` with the given argument checks; names this libseccomp does not know
 // are skipped (the kernel cannot have them either when libseccomp is older than it).
 void rule(const Ctx& ctx, std::uint32_t action, std::string_view name,
@@ -52,17 +58,17 @@ void deny_list(const Ctx& ctx) {
   rule(ctx, SCMP_ACT_ERRNO(ENOSYS), seccomp::kClone3);
   for (std::uint64_t bit = 1; bit != 0; bit <<= 1)
     if (kNamespaceFlags & bit)
-      rule(ctx, SCMP_ACT_ERRNO(EPERM), "clone", {SCMP_A0_64(SCMP_CMP_MASKED_EQ, bit, bit)});
+      rule(ctx, SCMP_ACT_ERRNO(EPERM), "clone", {arg(0, SCMP_CMP_MASKED_EQ, bit, bit)});
   // The ioctl request is 32 bits wide to the kernel; compare only those.
   static_assert(seccomp::kDeniedIoctls[0] == TIOCSTI && seccomp::kDeniedIoctls[1] == TIOCLINUX);
   for (std::uint64_t request : seccomp::kDeniedIoctls)
-    rule(ctx, SCMP_ACT_ERRNO(EPERM), "ioctl", {SCMP_A1_64(SCMP_CMP_MASKED_EQ, kLow32, request)});
+    rule(ctx, SCMP_ACT_ERRNO(EPERM), "ioctl", {arg(1, SCMP_CMP_MASKED_EQ, kLow32, request)});
   // personality: no ADDR_NO_RANDOMIZE or READ_IMPLIES_EXEC. Bit 31 is never a valid flag, so
   // requiring it clear lets the 0xffffffff query through.
   for (std::uint64_t bit = 1; bit != 0; bit <<= 1)
     if (seccomp::kDeniedPersonalityFlags & bit)
       rule(ctx, SCMP_ACT_ERRNO(EPERM), "personality",
-           {SCMP_A0_64(SCMP_CMP_MASKED_EQ, bit | seccomp::kPersonalityQuery, bit)});
+           {arg(0, SCMP_CMP_MASKED_EQ, bit | seccomp::kPersonalityQuery, bit)});
 }
 
 // Only unix, inet, inet6 and netlink sockets; AF_VSOCK and friends reach past namespaces.
@@ -70,10 +76,10 @@ void socket_families(const Ctx& ctx) {
   for (std::uint64_t family = 0; family <= seccomp::kHighestSocketFamily; ++family) {
     bool ok = false;
     for (std::uint64_t a : seccomp::kAllowedSocketFamilies) ok = ok || a == family;
-    if (!ok) rule(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), "socket", {SCMP_A0_64(SCMP_CMP_EQ, family)});
+    if (!ok) rule(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), "socket", {arg(0, SCMP_CMP_EQ, family)});
   }
   rule(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), "socket",
-       {SCMP_A0_64(SCMP_CMP_GT, seccomp::kHighestSocketFamily)});
+       {arg(0, SCMP_CMP_GT, seccomp::kHighestSocketFamily)});
 }
 
 // TCP ports mode: Landlock governs TCP only, so UDP, raw, SCTP and MPTCP sockets are refused.
@@ -81,18 +87,18 @@ void inet_stream_only(const Ctx& ctx) {
   for (int family : {AF_INET, AF_INET6}) {
     for (int type : {SOCK_DGRAM, SOCK_RAW, SOCK_RDM, SOCK_SEQPACKET, SOCK_DCCP, SOCK_PACKET})
       rule(ctx, SCMP_ACT_ERRNO(EPERM), "socket",
-           {SCMP_A0_64(SCMP_CMP_EQ, static_cast<std::uint64_t>(family)),
-            SCMP_A1_64(SCMP_CMP_MASKED_EQ, 0xf, static_cast<std::uint64_t>(type))});
+           {arg(0, SCMP_CMP_EQ, static_cast<std::uint64_t>(family)),
+            arg(1, SCMP_CMP_MASKED_EQ, 0xf, static_cast<std::uint64_t>(type))});
     rule(ctx, SCMP_ACT_ERRNO(EPERM), "socket",
-         {SCMP_A0_64(SCMP_CMP_EQ, static_cast<std::uint64_t>(family)),
-          SCMP_A2_64(SCMP_CMP_GT, IPPROTO_TCP)});
+         {arg(0, SCMP_CMP_EQ, static_cast<std::uint64_t>(family)),
+          arg(2, SCMP_CMP_GT, IPPROTO_TCP)});
   }
 }
 
 void no_subprocess(const Ctx& ctx) {
   rule(ctx, SCMP_ACT_ERRNO(EPERM), "fork");
   rule(ctx, SCMP_ACT_ERRNO(EPERM), "vfork");
-  rule(ctx, SCMP_ACT_ERRNO(EPERM), "clone", {SCMP_A0_64(SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0)});
+  rule(ctx, SCMP_ACT_ERRNO(EPERM), "clone", {arg(0, SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0)});
 }
 
 // libseccomp 2.5 exports to a descriptor only; a memfd keeps it off the disk.
@@ -116,6 +122,11 @@ std::vector<sock_filter> compile_filter(const FilterOptions& options) {
   if (int rc = seccomp_attr_set(ctx.get(), SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS); rc < 0)
     fail("bad-architecture action", rc);
   if (int rc = seccomp_attr_set(ctx.get(), SCMP_FLTATR_CTL_NNP, 0); rc < 0) fail("nnp", rc);
+  // A binary tree of syscall numbers instead of a list: the kernel emulates the filter for every
+  // syscall number when it is loaded (to cache the always-allowed ones), and that took ~200 us
+  // with the list, ~80 us with the tree, on the path to every command's exec.
+  if (int rc = seccomp_attr_set(ctx.get(), SCMP_FLTATR_CTL_OPTIMIZE, 2); rc < 0)
+    fail("optimize", rc);
   deny_list(ctx);
   socket_families(ctx);
   if (options.inet_stream_only) inet_stream_only(ctx);

@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <elf.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -33,9 +34,33 @@ const std::string& system_search_path() {
 
 namespace {
 
-// The canonical form of an existing path: what an O_PATH descriptor of it names (three system
-// calls, where resolving component by component costs one per component).
+// The lexically normal form of an absolute path, without a trailing slash.
+std::string normal(const std::string& path) {
+  std::string n = fs::path(path).lexically_normal().string();
+  while (n.size() > 1 && n.back() == '/') n.pop_back();
+  return n;
+}
+
+// Opens `path` only if no component is a symlink: then its normal form is already canonical,
+// and the readlink of /proc/self/fd (the costliest step of a resolution) is not needed.
+UniqueFd open_without_links(const std::string& path) {
+  if (path.empty() || path[0] != '/') return UniqueFd();
+  open_how how{};
+  how.flags = O_PATH | O_CLOEXEC;
+  how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+  return UniqueFd(
+      static_cast<int>(::syscall(SYS_openat2, AT_FDCWD, path.c_str(), &how, sizeof how)));
+}
+
+// The canonical form of an existing path: the path itself when it has no symlink, else what an
+// O_PATH descriptor of it names (three system calls, where resolving component by component
+// costs one per component).
 std::optional<HostPath> existing(const std::string& path) {
+  if (UniqueFd direct = open_without_links(path)) {
+    struct stat st {};
+    if (::fstat(direct.get(), &st) != 0) return std::nullopt;
+    return HostPath{normal(path), S_ISDIR(st.st_mode)};
+  }
   UniqueFd fd(::open(path.c_str(), O_PATH | O_CLOEXEC));
   if (!fd) return std::nullopt;
   struct stat st {};

@@ -40,7 +40,9 @@ const std::vector<ScanRule>& python_rules() {
 
 const std::vector<ScanRule>& bash_rules() {
   static const std::vector<ScanRule> rules = {
-      {"bash.fork-bomb", Severity::critical, R"(([\w:]+)\s*\(\)\s*\{\s*\1\s*\|\s*\1\s*&)",
+      // The name must start after a non-name character: unanchored, the search retried the
+      // greedy name at every position of a long word (2 s for one 8 KiB line).
+      {"bash.fork-bomb", Severity::critical, R"((^|[^\w:])([\w:]+)\s*\(\)\s*\{\s*\2\s*\|\s*\2\s*&)",
        "a function that pipes into itself in the background (fork bomb)"},
       {"bash.b64-exec", Severity::critical,
        R"(base64\s+(-d|--decode|-D)[^\n]*\|\s*(sudo\s+)?(ba|z|da)?sh\b)",

@@ -125,6 +125,14 @@ TEST_CASE("scanner: JSON report with summary", "[scanner]") {
   CHECK(first.at("why").as_string().size() > 0);
 }
 
+TEST_CASE("scanner: a fork bomb is found after other text, and not inside a longer name",
+          "[scanner]") {
+  auto after = scan_code("x=1; bomb(){ bomb|bomb& }; bomb", ScanLanguage::bash);
+  REQUIRE(after.findings.size() == 1);
+  CHECK(after.findings[0].rule == std::string("bash.fork-bomb"));
+  CHECK(scan_code("abomb(){ bomb|bomb& }", ScanLanguage::bash).findings.empty());
+}
+
 TEST_CASE("scanner: long lines and binary input stay bounded", "[scanner]") {
   std::string line(1 << 20, 'a');
   line += " | sh";

@@ -6,8 +6,11 @@
 #include <cordon/request.hpp>
 #include <cordon/runner.hpp>
 
+#include <poll.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -202,19 +205,6 @@ std::string JobManager::output(const std::string& id, std::size_t lines) const {
   return detail::tail_lines(dir / detail::kLogFile, lines);
 }
 
-JobInfo JobManager::wait(const std::string& id, std::optional<Duration> timeout) const {
-  std::optional<std::chrono::steady_clock::time_point> deadline;
-  if (timeout) deadline = std::chrono::steady_clock::now() + *timeout;
-  auto pause = 10ms;
-  for (;;) {
-    JobInfo info = status(id);
-    if (ended(info.status) || (deadline && std::chrono::steady_clock::now() >= *deadline))
-      return info;
-    std::this_thread::sleep_for(pause);
-    pause = std::min<std::chrono::milliseconds>(pause * 2, 100ms);
-  }
-}
-
 namespace {
 
 // The supervisor of a running job, as recorded, for signalling only while it is still the same
@@ -232,7 +222,60 @@ SupervisorRef supervisor_of(const fs::path& dir) {
           sup->at("start_ticks").to_number<std::uint64_t>()};
 }
 
+// A descriptor that becomes readable when the job's supervisor exits (it writes the result
+// first); none when there is no such process (any more). Checked against the recorded start time
+// after opening, so a reused pid is never waited on.
+class SupervisorExit {
+ public:
+  explicit SupervisorExit(const fs::path& dir) {
+    SupervisorRef sup = supervisor_of(dir);
+    if (sup.pid <= 0) return;
+    fd_ = static_cast<int>(::syscall(SYS_pidfd_open, sup.pid, 0));
+    if (fd_ >= 0 && !sup.alive()) forget();
+  }
+  ~SupervisorExit() { forget(); }
+  SupervisorExit(const SupervisorExit&) = delete;
+  SupervisorExit& operator=(const SupervisorExit&) = delete;
+
+  bool watched() const { return fd_ >= 0; }
+  /// Waits up to `limit`; true when the supervisor exited (or can no longer be watched).
+  bool wait_for(std::chrono::milliseconds limit) const {
+    pollfd p{fd_, POLLIN, 0};
+    return ::poll(&p, 1, static_cast<int>(limit.count())) != 0;
+  }
+  void forget() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+
+ private:
+  int fd_ = -1;
+};
+
 }  // namespace
+
+JobInfo JobManager::wait(const std::string& id, std::optional<Duration> timeout) const {
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  if (timeout) deadline = std::chrono::steady_clock::now() + *timeout;
+  // The supervisor's exit wakes the wait at once; the files are read again at least every
+  // 100 ms, and polled with a growing pause when the process cannot be watched.
+  SupervisorExit exit(dir_of(id));
+  auto pause = 10ms;
+  for (;;) {
+    JobInfo info = status(id);
+    auto now = std::chrono::steady_clock::now();
+    if (ended(info.status) || (deadline && now >= *deadline)) return info;
+    auto step = exit.watched() ? 100ms : pause;
+    if (deadline)
+      step = std::min(step, std::chrono::ceil<std::chrono::milliseconds>(*deadline - now));
+    if (exit.watched()) {
+      if (exit.wait_for(step)) exit.forget();  // exited: the files say the rest
+    } else {
+      std::this_thread::sleep_for(step);
+      pause = std::min<std::chrono::milliseconds>(pause * 2, 100ms);
+    }
+  }
+}
 
 std::optional<JobManager::PendingStop> JobManager::request_stop(const std::string& id,
                                                                 Duration grace) {

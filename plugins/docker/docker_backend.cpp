@@ -5,14 +5,16 @@
 #include <boost/json/array.hpp>
 #include <boost/json/parse.hpp>
 
-#include <spdlog/spdlog.h>
+#include <cordon/log.hpp>
 
 #include <signal.h>
 #include <unistd.h>
 
+#include "attached_run.hpp"
 #include "container.hpp"
 #include "container_spec.hpp"
 #include "host_side.hpp"
+#include "mount_identity.hpp"
 #include "report.hpp"
 #include "seccomp_profile.hpp"
 #include "session.hpp"
@@ -73,27 +75,6 @@ void check_runtime(const Daemon& daemon, const std::string& runtime) {
               "backends.docker.runtime");
 }
 
-std::string attach_path(const Daemon& daemon, const std::string& id, bool with_stdin) {
-  return daemon.path("/containers/" + id + "/attach?stream=1&stdout=1&stderr=1" +
-                     (with_stdin ? "&stdin=1" : ""));
-}
-
-Error exec_error(const std::string& line, const std::string& program, std::int64_t status) {
-  if (status == 127)
-    return Error(code::kNotFound, "program '" + program + "' not found in the container",
-                 "the image must contain it, in the granted PATH");
-  return Error(code::kNotExecutable, "'" + program + "' cannot be executed: " + line,
-               "the image's file must be an executable the container's user may run");
-}
-
-// True once the run should not go on making its container: a stop request, or the deadline.
-Cancel abandon_for(const Plan& plan) {
-  return [&plan] {
-    return (plan.stop && plan.stop->requested() != StopToken::Level::none) ||
-           (plan.deadline && std::chrono::steady_clock::now() >= *plan.deadline);
-  };
-}
-
 // The outcome of a run given up before its output was streamed: the command did not run, or
 // was killed as soon as it started, and the container is gone.
 void abandoned(const Plan& plan, RunResult& result) {
@@ -108,38 +89,6 @@ void abandoned(const Plan& plan, RunResult& result) {
   }
 }
 
-void fill_outcome(const SessionOutcome& out, const json::object& state, const Plan& plan,
-                  RunResult& result) {
-  bool oom = false;
-  if (const auto* s = state.if_contains("State"); s && s->is_object())
-    if (const auto* o = s->as_object().if_contains("OOMKilled"); o && o->is_bool())
-      oom = o->get_bool();
-  if (!out.daemon_error.empty() && !out.status) {
-    result.error =
-        Error(code::kServiceUnreachable, "the docker daemon went away mid-run: " + out.daemon_error,
-              "the command's container may be left; 'cordon docker gc' removes it");
-    return;
-  }
-  std::int64_t status = out.status.value_or(-1);
-  if (!out.init_error.empty() && (status == 126 || status == 127)) {
-    result.error = exec_error(out.init_error, plan.argv.front(), status);
-    result.exit_code = static_cast<int>(status);
-    return;
-  }
-  if (out.timed_out) {
-    result.timed_out = true;
-    result.signal = SIGKILL;
-    result.notes.push_back("the deadline passed: the container was killed");
-  } else if (status > 128 && status < 128 + 65) {
-    // The init reports a command killed by signal n as 128 + n.
-    result.signal = static_cast<int>(status - 128);
-    if (out.stopped) result.notes.push_back("stopped: the container was killed");
-  } else {
-    result.exit_code = static_cast<int>(status);
-  }
-  if (oom) result.notes.push_back("the memory limit was reached");
-}
-
 }  // namespace
 
 DockerBackend::DockerBackend(BackendContext context)
@@ -148,7 +97,7 @@ DockerBackend::DockerBackend(BackendContext context)
 ProbeResult DockerBackend::do_probe() noexcept {
   try {
     auto r = probe_result(gather_probe_facts());
-    for (const auto& line : r.facts) log().debug("docker probe: {}", line);
+    for (const auto& line : r.facts) cordon::log::debug(log(), "docker probe: " + line);
     return r;
   } catch (const std::exception& e) {
     ProbeResult r;
@@ -196,9 +145,10 @@ std::shared_ptr<const Daemon> DockerBackend::daemon_for(const Endpoint& ep) {
   // Containers of a cordon that was killed mid-run go on the next run.
   if (sweep) {
     try {
-      for (const auto& line : collect_stale(*daemon)) log().info("removed stale {}", line);
+      for (const auto& line : collect_stale(*daemon))
+        cordon::log::info(log(), "removed stale " + line);
     } catch (const std::exception& e) {
-      log().warn("could not collect stale containers: {}", e.what());
+      cordon::log::warn(log(), std::string("could not collect stale containers: ") + e.what());
     }
   }
   return daemon;
@@ -216,35 +166,6 @@ GarbageReport DockerBackend::do_collect_garbage(const json::object& settings) no
     report.error = Error(code::kBackendFault, std::string("docker gc: ") + e.what());
   }
   return report;
-}
-
-bool DockerBackend::attach_and_run(const Daemon& daemon, const Container& container, bool pooled,
-                                   const Plan& plan, OutputSink& sink, RunResult& result) {
-  bool with_stdin = pooled || plan.stdin_data.has_value();
-  Cancel abandon = abandon_for(plan);
-  RawStream stream(daemon.endpoint(), attach_path(daemon, container.id(), with_stdin), abandon);
-  SessionIo io;
-  io.input = plan.stdin_data;
-  std::optional<ExitWaiter> waiter;
-  if (pooled) {
-    // A pooled container whose waiter is gone cannot run anything: the caller runs one-shot.
-    auto state = container.inspect();
-    const auto* st = state.if_contains("State");
-    if (!st || !st->is_object() || !st->as_object().contains("Running") ||
-        !st->as_object().at("Running").as_bool())
-      return false;
-    io.nonce = new_run_id();
-    io.input = waiter_header(io.nonce, plan.argv) + plan.stdin_data.value_or("");
-  } else {
-    waiter.emplace(daemon, container.id(), abandon);
-    io.waiter = &*waiter;
-    container.start(abandon);
-  }
-  SessionOutcome out = stream_session(plan, io, container, stream, sink);
-  // Only a kill can be the memory limit's: inspect then, not on every run.
-  json::object state = out.status == 128 + SIGKILL ? container.inspect() : json::object{};
-  fill_outcome(out, state, plan, result);
-  return true;
 }
 
 WarmPool& DockerBackend::pool_for(const std::shared_ptr<const Daemon>& daemon) {
@@ -286,13 +207,18 @@ void DockerBackend::execute(const Plan& plan, OutputSink& sink, RunResult& resul
   auto daemon = daemon_for(resolve_endpoint(settings.socket, settings.host));
   std::string run_id = new_run_id();
   auto [mask_file, mask_folder] = ensure_masks(mask_dir());
+  std::string waiter_path = ensure_waiter(mask_dir());
   Cancel abandon = abandon_for(plan);
   ImageInfo image = inspect_image(*daemon, settings.image);
   check_runtime(*daemon, settings.runtime);
   std::vector<std::string> write_paths = existing_write_paths(plan, result.notes);
+  std::vector<HostMount> mounts = host_mounts(plan, settings, write_paths);
+  // The identity of each source as checked now; the waiter compares the container's mounts
+  // with them before the command runs (the daemon resolves the paths again at start).
+  SourceIdentities identities =
+      identify_sources(sources_to_identify(mounts, mask_file, mask_folder, waiter_path));
   std::vector<std::string> exec_masks;
-  MountedPrograms mounted = blocked_programs(*daemon, plan, image.id,
-                                             host_mounts(plan, settings, write_paths), exec_masks);
+  MountedPrograms mounted = blocked_programs(*daemon, plan, image.id, mounts, exec_masks);
   result.notes.insert(result.notes.end(), mounted.notes.begin(), mounted.notes.end());
   // Each stage of making the container looks at the stop request and the deadline; the
   // daemon's calls that may wait (attach, wait, start) poll them.
@@ -311,20 +237,24 @@ void DockerBackend::execute(const Plan& plan, OutputSink& sink, RunResult& resul
                std::move(mounted.masks),
                seccomp_profile(daemon_arch(*daemon))};
   ContainerSpec spec = make_spec(in);
+  // Every container runs the command through the waiter, which checks the mounts first.
+  json::object body = waiter_body(spec.body, waiter_path, run_id);
+  std::vector<MountCheck> checks = mount_checks(body, identities);
   bool ran = false;
   if (settings.pool) {
     WarmPool& pool = pool_for(daemon);
+    // A pooled container was made from the same body but the command: the same mounts.
     if (auto pooled = pool.take(spec.body, settings.pool)) {
-      ran = attach_and_run(*daemon, *pooled, true, plan, sink, result);
+      ran = attach_and_run(*daemon, *pooled, true, checks, plan, sink, result);
       pool.discard(std::move(pooled));
       if (ran) result.notes.push_back("ran in a warm pool container");
     }
   }
   if (!ran) {
-    Container container(*daemon, "cordon-" + run_id, spec.body);
+    Container container(*daemon, "cordon-" + run_id, body);
     if (abandon()) throw Cancelled();  // removed on the way out
     for (const auto& w : container.warnings()) result.notes.push_back("docker: " + w);
-    attach_and_run(*daemon, container, false, plan, sink, result);
+    attach_and_run(*daemon, container, false, checks, plan, sink, result);
     std::string why;
     if (!container.remove(why) && !result.error)
       result.notes.push_back("the container '" + container.id() + "' was not removed: " + why);

@@ -32,10 +32,6 @@ class DockerBackend final : public Backend {
   std::shared_ptr<const Daemon> daemon_for(const Endpoint& ep);
   void execute(const Plan& plan, OutputSink& sink, RunResult& result);
   std::filesystem::path mask_dir() const;
-  /// Attaches, registers the exit waiter, starts (or, pooled, sends the argv to the waiter)
-  /// and streams. False when a pooled container was no longer running (nothing ran).
-  bool attach_and_run(const Daemon& daemon, const Container& container, bool pooled,
-                      const Plan& plan, OutputSink& sink, RunResult& result);
   /// The warm pool for `daemon`, made on first use.
   WarmPool& pool_for(const std::shared_ptr<const Daemon>& daemon);
   /// The files of process.blocked_commands, in the image and on the host `mounts` (in

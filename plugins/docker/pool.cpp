@@ -28,15 +28,15 @@ json::object without_run(const json::object& body) {
 
 }  // namespace
 
-json::object pooled_body(const json::object& body, const std::string& waiter_path,
-                         const std::string& pool_label) {
+json::object waiter_body(const json::object& body, const std::string& waiter_path,
+                         const std::string& run_label) {
   json::object b = without_run(body);
   b["Cmd"] = json::array{kWaiterTarget};
   b["AttachStdin"] = true;
   b["OpenStdin"] = true;
   b["StdinOnce"] = true;
   if (!b["Labels"].is_object()) b["Labels"] = json::object{};
-  b["Labels"].as_object()[kRunLabel] = pool_label;
+  b["Labels"].as_object()[kRunLabel] = run_label;
   if (!b["HostConfig"].is_object()) b["HostConfig"] = json::object{};
   auto& hc = b["HostConfig"].as_object();
   hc["Init"] = false;  // the waiter is the container's init
@@ -69,7 +69,7 @@ std::unique_ptr<Container> WarmPool::take(const json::object& body, std::uint32_
   {
     std::lock_guard lock(mutex_);
     auto& shelf = shelves_[key];
-    if (shelf.body.empty()) shelf.body = pooled_body(body, waiter_path_, "pool-" + new_run_id());
+    if (shelf.body.empty()) shelf.body = waiter_body(body, waiter_path_, "pool-" + new_run_id());
     // One run of a body says nothing of the next: warming N containers for it would compete
     // with its own start and, in a one-shot process, be removed unused before it exits. A
     // second run shows a caller that runs again.

@@ -18,10 +18,11 @@
 
 namespace cordon::docker {
 
-/// The create body of a pooled container for a run's `body`: the waiter as the command (from
-/// `waiter_path` on the host), stdin open, the run label `pool_label`. Pure.
-boost::json::object pooled_body(const boost::json::object& body, const std::string& waiter_path,
-                                const std::string& pool_label);
+/// The create body of a container for a run's `body` (make_spec()): the waiter as the command
+/// and pid 1 (from `waiter_path` on the host, bind-mounted read-only), stdin open, the run label
+/// `run_label`. Every container is made so, pooled ("pool-…") or one-shot (the run id). Pure.
+boost::json::object waiter_body(const boost::json::object& body, const std::string& waiter_path,
+                                const std::string& run_label);
 
 /// What makes two runs' containers interchangeable: the body without its command, stdin flags
 /// and run label. Pure.

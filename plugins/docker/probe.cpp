@@ -117,12 +117,12 @@ ProbeResult probe_result(const ProbeFacts& f) {
   prove(cap::limit_cpu_share, f.cpu_quota,
         f.cpu_quota ? "CFS quota (NanoCpus)" : "the daemon reports no CFS quota support");
   prove(cap::limit_timeout, true,
-        "the container is killed at the deadline (its pid namespace ends with its init) and "
+        "the container is killed at the deadline (its pid namespace ends with its pid 1) and "
         "removed");
   prove(cap::proc_isolate, true, "a pid namespace of its own");
   prove(cap::proc_no_subprocess, false,
-        "not enforced: the container's init (and the pool's waiter) must fork and exec before "
-        "the command, under the same seccomp profile");
+        "not enforced: cordon's waiter (the container's pid 1) must fork and exec before the "
+        "command, under the same seccomp profile");
   prove(cap::ipc_isolate, true,
         "IpcMode private; a network namespace of its own (abstract unix sockets)");
   prove(cap::env_grant, true,

@@ -16,7 +16,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// The daemon's init (tini) and the pool's waiter both start their exec failures so.
+// The waiter (and the daemon's init, tini) start their exec failures so.
 constexpr std::string_view kInitPrefix = "[FATAL ";
 constexpr auto kKillGrace = std::chrono::seconds(30);
 
@@ -52,6 +52,7 @@ class StderrGate {
 struct Loop {
   const Plan& plan;
   const std::optional<std::string>& input;
+  bool close_stdin;
   const Container& container;
   RawStream& stream;
   ExitWaiter* waiter;
@@ -67,7 +68,7 @@ struct Loop {
     const std::string& data = *input;
     stdin_sent += stream.send_some(std::string_view(data).substr(stdin_sent));
     if (stdin_sent >= data.size()) {
-      stream.close_write();
+      if (close_stdin) stream.close_write();
       stdin_closed = true;
     }
   }
@@ -187,13 +188,13 @@ void await_inspect(Loop& loop) {
 
 SessionOutcome stream_session(const Plan& plan, const SessionIo& io, const Container& container,
                               RawStream& stream, OutputSink& sink) {
-  Loop loop{plan, io.input, container, stream, io.waiter, {}};
+  Loop loop{plan, io.input, io.close_stdin, container, stream, io.waiter, {}};
   StderrGate gate(sink);
-  // A pooled run's waiter ends both streams with its trailer, after every process of the
+  // The waiter program ends both streams with its trailer, after every process of the
   // container is gone: once both are in, all output is, and the run is over.
-  bool pooled = !io.nonce.empty();
-  TailHold out([&sink](std::string_view d) { sink.write(Stream::out, d); }, pooled);
-  TailHold err([&gate](std::string_view d) { gate.write(d); }, pooled);
+  bool trailed = !io.nonce.empty();
+  TailHold out([&sink](std::string_view d) { sink.write(Stream::out, d); }, trailed);
+  TailHold err([&gate](std::string_view d) { gate.write(d); }, trailed);
   std::string system_error;
   FrameDecoder decoder([&](FrameStream s, std::string_view data) {
     if (s == FrameStream::out || s == FrameStream::stdin_echo) out.write(data);
@@ -213,19 +214,22 @@ SessionOutcome stream_session(const Plan& plan, const SessionIo& io, const Conta
         loop.out.daemon_error = decoder.error();
         open = false;
       }
-    if (pooled && out.status(io.nonce) && err.status(io.nonce)) break;
+    // A one-shot run waits for the container's exit too, so that the daemon's state (an OOM
+    // kill) is settled when the run ends.
+    if (trailed && !io.waiter && out.status(io.nonce) && err.status(io.nonce)) break;
     // A container that exited has closed its streams; a daemon that keeps ours open is not
     // waited for long.
     if (io.waiter && io.waiter->done() && !exited_at) exited_at = Clock::now();
     if (exited_at && Clock::now() - *exited_at > std::chrono::seconds(2)) break;
   }
   err.finish(io.nonce);
-  if (auto status = out.finish(io.nonce))
-    loop.out.status = status;
-  else if (io.waiter)
+  auto trailer = out.finish(io.nonce);
+  if (io.waiter)
     await_waiter(loop);
-  else
+  else if (!trailer)
     await_inspect(loop);
+  // The trailer's status is the waiter's own word (a failed mount check is not an exit status).
+  if (trailer) loop.out.status = trailer;
   if (!gate.held().empty()) {
     loop.out.init_error = init_exec_failure(gate.held());
     if (loop.out.init_error.empty()) gate.release();

@@ -23,11 +23,12 @@ struct SessionOutcome {
 
 /// How the run's stdin and exit are wired.
 struct SessionIo {
-  std::optional<std::string> input;  ///< written to the container's stdin, which is then closed
-  /// The daemon's exit waiter (one-shot runs); nullptr for a pooled run, whose exit comes in
-  /// the waiter program's trailer (or, when it was killed, from inspect).
+  std::optional<std::string> input;  ///< written to the container's stdin
+  bool close_stdin = true;           ///< half-close the stream once `input` is written
+  /// The daemon's exit waiter (one-shot runs); nullptr for a pooled run, whose exit comes only
+  /// from the waiter program's trailer (or, when it was killed, from inspect).
   ExitWaiter* waiter = nullptr;
-  std::string nonce;  ///< the pooled run's trailer nonce; empty for a one-shot run
+  std::string nonce;  ///< the waiter program's trailer nonce; empty when there is no trailer
 };
 
 /// Streams until the exit is known. Output goes to `sink`; the init's exec failure message is

@@ -49,16 +49,30 @@ std::string ensure_waiter(const std::filesystem::path& dir) {
     int err = errno;
     ::unlink(tmp.c_str());
     throw Error(code::kIsolationFailed,
-                "cannot write the pool's waiter to '" + path + "': " + std::strerror(err));
+                "cannot write cordon's waiter to '" + path + "': " + std::strerror(err));
   }
   return path;
 }
 
-std::string waiter_header(const std::string& nonce, const std::vector<std::string>& argv) {
+std::string waiter_header(const std::string& nonce, bool stdin_follows,
+                          const std::vector<WaiterCheck>& checks,
+                          const std::vector<std::string>& argv) {
   std::string out = nonce;
   auto put = [&out](std::uint32_t v) {
     for (int shift = 24; shift >= 0; shift -= 8) out += static_cast<char>((v >> shift) & 0xff);
   };
+  auto put64 = [&put](std::uint64_t v) {
+    put(static_cast<std::uint32_t>(v >> 32));
+    put(static_cast<std::uint32_t>(v & 0xffffffffu));
+  };
+  put(stdin_follows ? 1u : 0u);
+  put(static_cast<std::uint32_t>(checks.size()));
+  for (const auto& c : checks) {
+    put(static_cast<std::uint32_t>(c.target.size()));
+    out += c.target;
+    put64(c.dev);
+    put64(c.ino);
+  }
   put(static_cast<std::uint32_t>(argv.size()));
   for (const auto& a : argv) {
     put(static_cast<std::uint32_t>(a.size()));

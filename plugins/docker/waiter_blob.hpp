@@ -1,5 +1,5 @@
-// The pool's waiter program (waiter.c), built static and embedded in the plugin, and the host
-// file it is written to so that the daemon can bind-mount it.
+// The waiter program (waiter.c, every container's pid 1), built static and embedded in the plugin,
+// and the host file it is written to so that the daemon can bind-mount it.
 #pragma once
 
 #include <cstdint>
@@ -11,7 +11,7 @@
 
 namespace cordon::docker {
 
-/// Where the waiter sits inside a pooled container.
+/// Where the waiter sits inside a container (every run's, pooled or one-shot).
 inline constexpr const char* kWaiterTarget = "/.cordon-waiter";
 
 /// The waiter's bytes.
@@ -26,9 +26,28 @@ inline constexpr std::size_t kNonceSize = 16;
 /// stderr.
 inline constexpr std::size_t kTrailerSize = kNonceSize + 4;
 
-/// The waiter's input for `argv`: the nonce (kNonceSize bytes), a count, then each argument
-/// with its length (big-endian).
-std::string waiter_header(const std::string& nonce, const std::vector<std::string>& argv);
+/// Trailer statuses of a check the waiter made before the exec and that failed, above any exit
+/// status: + the index of the check (bits 0-15) and, for a failed stat, its errno (bits 16-23).
+inline constexpr std::uint32_t kMountMismatch = 0x01000000;
+inline constexpr std::uint32_t kMountUnreadable = 0x02000000;
+
+/// The most checks, and the longest target, the waiter reads (waiter.c's kMaxChecks, kMaxTarget).
+inline constexpr std::size_t kMaxWaiterChecks = 4096;
+inline constexpr std::size_t kMaxWaiterTarget = 4096;
+
+/// One check of the waiter: stat(target) in the container must give this device and inode.
+struct WaiterCheck {
+  std::string target;
+  std::uint64_t dev = 0;
+  std::uint64_t ino = 0;
+};
+
+/// The waiter's input (big-endian integers): the nonce (kNonceSize bytes); flags (bit 0: stdin
+/// follows, else the command's stdin is /dev/null); the count of checks, each the target with its
+/// length, the device and the inode (8 bytes each); the count of arguments, each with its length.
+std::string waiter_header(const std::string& nonce, bool stdin_follows,
+                          const std::vector<WaiterCheck>& checks,
+                          const std::vector<std::string>& argv);
 
 /// The status in `tail` (the last kTrailerSize bytes of a stream) when it is the waiter's
 /// trailer for `nonce`. Pure.

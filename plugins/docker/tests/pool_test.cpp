@@ -31,13 +31,19 @@ RunResult run_pooled(DockerBackend& b, const Plan& plan, CaptureSink& sink) {
 
 }  // namespace
 
-TEST_CASE("pool: the waiter header carries the nonce and argv exactly", "[unit]") {
+TEST_CASE("pool: the waiter header carries the nonce, flags, checks and argv exactly", "[unit]") {
   std::string nonce(kNonceSize, 'n');
-  auto h = waiter_header(nonce, {"a", "", "b c"});
-  CHECK(h == nonce + std::string("\0\0\0\x03\0\0\0\x01"
+  auto h = waiter_header(nonce, false, {}, {"a", "", "b c"});
+  CHECK(h == nonce + std::string("\0\0\0\0\0\0\0\0"
+                                 "\0\0\0\x03\0\0\0\x01"
                                  "a\0\0\0\0\0\0\0\x03"
                                  "b c",
-                                 20));
+                                 28));
+  auto c = waiter_header(nonce, true, {{"/w", 0x0102030405060708ULL, 9}}, {"x"});
+  CHECK(c == nonce + std::string("\0\0\0\x01\0\0\0\x01\0\0\0\x02/w"
+                                 "\x01\x02\x03\x04\x05\x06\x07\x08\0\0\0\0\0\0\0\x09"
+                                 "\0\0\0\x01\0\0\0\x01x",
+                                 39));
   CHECK(waiter_program().size() > 1000);
   CHECK(waiter_program().substr(1, 3) == "ELF");
 }
@@ -60,7 +66,7 @@ TEST_CASE("pool: runs with the same policy share a key, the command is not part 
   CHECK(pool_key(a) == pool_key(b));
   b["Image"] = "y";
   CHECK(pool_key(a) != pool_key(b));
-  auto pooled = pooled_body(a, "/host/waiter", "pool-1");
+  auto pooled = waiter_body(a, "/host/waiter", "pool-1");
   CHECK(pooled.at("Cmd") == boost::json::array{kWaiterTarget});
   CHECK(pooled.at("OpenStdin") == true);
 }

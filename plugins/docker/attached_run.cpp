@@ -1,0 +1,117 @@
+// The attached run of one command, and its outcome.
+#include "attached_run.hpp"
+
+#include <boost/json/object.hpp>
+
+#include <signal.h>
+
+#include <optional>
+
+#include "host_side.hpp"
+#include "session.hpp"
+#include "waiter_blob.hpp"
+
+namespace cordon::docker {
+
+namespace json = boost::json;
+
+namespace {
+
+std::string attach_path(const Daemon& daemon, const std::string& id) {
+  return daemon.path("/containers/" + id + "/attach?stream=1&stdout=1&stderr=1&stdin=1");
+}
+
+Error exec_error(const std::string& line, const std::string& program, std::int64_t status) {
+  if (status == 127)
+    return Error(code::kNotFound, "program '" + program + "' not found in the container",
+                 "the image must contain it, in the granted PATH");
+  return Error(code::kNotExecutable, "'" + program + "' cannot be executed: " + line,
+               "the image's file must be an executable the container's user may run");
+}
+
+void fill_outcome(const SessionOutcome& out, const json::object& state, const Plan& plan,
+                  RunResult& result) {
+  bool oom = false;
+  if (const auto* s = state.if_contains("State"); s && s->is_object())
+    if (const auto* o = s->as_object().if_contains("OOMKilled"); o && o->is_bool())
+      oom = o->get_bool();
+  if (!out.daemon_error.empty() && !out.status) {
+    result.error =
+        Error(code::kServiceUnreachable, "the docker daemon went away mid-run: " + out.daemon_error,
+              "the command's container may be left; 'cordon docker gc' removes it");
+    return;
+  }
+  std::int64_t status = out.status.value_or(-1);
+  if (!out.init_error.empty() && (status == 126 || status == 127)) {
+    result.error = exec_error(out.init_error, plan.argv.front(), status);
+    result.exit_code = static_cast<int>(status);
+    return;
+  }
+  if (out.timed_out) {
+    result.timed_out = true;
+    result.signal = SIGKILL;
+    result.notes.push_back("the deadline passed: the container was killed");
+  } else if (status > 128 && status < 128 + 65) {
+    // The waiter reports a command killed by signal n as 128 + n.
+    result.signal = static_cast<int>(status - 128);
+    if (out.stopped) result.notes.push_back("stopped: the container was killed");
+  } else {
+    result.exit_code = static_cast<int>(status);
+  }
+  if (oom) result.notes.push_back("the memory limit was reached");
+}
+
+// A pooled container whose waiter is gone cannot run anything: the caller runs one-shot.
+bool running(const Container& container) {
+  auto state = container.inspect();
+  const auto* st = state.if_contains("State");
+  return st && st->is_object() && st->as_object().contains("Running") &&
+         st->as_object().at("Running").is_bool() && st->as_object().at("Running").as_bool();
+}
+
+}  // namespace
+
+Cancel abandon_for(const Plan& plan) {
+  return [&plan] {
+    return (plan.stop && plan.stop->requested() != StopToken::Level::none) ||
+           (plan.deadline && std::chrono::steady_clock::now() >= *plan.deadline);
+  };
+}
+
+bool attach_and_run(const Daemon& daemon, const Container& container, bool pooled,
+                    const std::vector<MountCheck>& checks, const Plan& plan, OutputSink& sink,
+                    RunResult& result) {
+  Cancel abandon = abandon_for(plan);
+  RawStream stream(daemon.endpoint(), attach_path(daemon, container.id()), abandon);
+  SessionIo io;
+  std::optional<ExitWaiter> waiter;
+  if (pooled) {
+    if (!running(container)) return false;
+  } else {
+    waiter.emplace(daemon, container.id(), abandon);
+    io.waiter = &*waiter;
+    container.start(abandon);
+  }
+  // Without stdin the command's is /dev/null (the waiter's flag): the stream is not half-closed,
+  // which a TLS connection cannot do.
+  bool has_stdin = plan.stdin_data.has_value();
+  io.nonce = new_run_id();
+  io.input = waiter_header(io.nonce, has_stdin, waiter_checks(checks), plan.argv) +
+             plan.stdin_data.value_or("");
+  io.close_stdin = has_stdin;
+  SessionOutcome out = stream_session(plan, io, container, stream, sink);
+  if (out.status)
+    if (auto refusal = check_failure(*out.status, checks)) {
+      // A pooled container made before a source changed legitimately is stale, not an attack
+      // on this run: nothing ran, and a fresh container is made and checked instead.
+      if (pooled) return false;
+      result.error = std::move(refusal);
+      return true;
+    }
+  // Only a kill can be the memory limit's: inspect then, not on every run.
+  json::object state = out.status == 128 + SIGKILL ? container.inspect() : json::object{};
+  fill_outcome(out, state, plan, result);
+  return true;
+}
+
+}  // namespace cordon::docker

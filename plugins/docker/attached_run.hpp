@@ -1,0 +1,28 @@
+// One command in a made container: attach, the exit waiter and start (one-shot) or a started
+// pooled container, the waiter's input (nonce, mount checks, argv), the stream, and the outcome.
+#pragma once
+
+#include <cordon/backend.hpp>
+
+#include <vector>
+
+#include "api.hpp"
+#include "container.hpp"
+#include "mount_identity.hpp"
+
+namespace cordon::docker {
+
+/// True once the run should not go on making its container: a stop request, or the deadline.
+Cancel abandon_for(const Plan& plan);
+
+/// Runs plan.argv in `container` (made from waiter_body()): attaches; for a one-shot container
+/// registers the exit waiter and starts it; sends the waiter its nonce, `checks` and the argv;
+/// streams to `sink` and fills `result`. A failed mount check is a refusal (check_failure()):
+/// the command did not run. False, with nothing run and `result` untouched, when a pooled
+/// container was no longer running or failed its mount check (the caller runs one-shot).
+/// Throws Cancelled when a stop or the deadline came while the container was being started.
+bool attach_and_run(const Daemon& daemon, const Container& container, bool pooled,
+                    const std::vector<MountCheck>& checks, const Plan& plan, OutputSink& sink,
+                    RunResult& result);
+
+}  // namespace cordon::docker

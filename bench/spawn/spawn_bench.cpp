@@ -5,14 +5,18 @@
 //                                                 wall and CPU (robust on a busy machine)
 //   cordon-bench-spawn --once                     one probe + one run (used by the comparison)
 //
-// Each figure is the median wall time of N sequential spawn+wait of a command line. "C++ API
-// process" is this program started with --once: a fresh process that creates the backend,
-// probes it and runs /bin/true under the standard policy (what `cordon run` does, minus the
-// CLI's own start-up); "run in a warm process" is one run of an already probed backend inside a
-// long-lived process (the C++ API), without any process start-up; "a C++ program doing nothing" is
-// the start-up every C++ command pays here. "cordon run" is `cordon run --backend landlock --
-// /bin/true`, measured when it works here. Diagnostics: CORDON_BENCH_NO_TOTALS=1 drops the memory
-// and process totals (no cgroup then), CORDON_BENCH_NETWORK=1 allows the network (no network
+// The commands run in rounds, each round running every command once, so that the machine's
+// drifting speed is the same for all; each figure is a command's median wall time over N rounds,
+// and the CPU time the whole machine spent per run (from /proc/stat: every process and kernel
+// thread, so also the kernel's deferred work such as tearing down a network namespace, which no
+// process is charged with; run it on an otherwise idle machine). "C++ API process" is this
+// program started with --once: a fresh process that creates the backend, probes it and runs
+// /bin/true under the standard policy (what `cordon run` does, minus the CLI's own start-up);
+// "run in a warm process" is one run of an already probed backend inside a long-lived process
+// (the C++ API), without any process start-up; "a C++ program doing nothing" is the start-up
+// every C++ command pays here. "cordon run" is `cordon run --backend landlock -- /bin/true`,
+// measured when it works here. Diagnostics: CORDON_BENCH_NO_TOTALS=1 drops the memory and
+// process totals (no cgroup then), CORDON_BENCH_NETWORK=1 allows the network (no network
 // namespace), to see what each costs; CORDON_BENCH_PROGRAM=PATH runs PATH instead of /bin/true.
 // Build it optimised for meaningful figures.
 #include <cordon/policy_loader.hpp>
@@ -50,9 +54,9 @@ class NullSink final : public cordon::OutputSink {
   void write(cordon::Stream, std::string_view) override {}
 };
 
-// Runs argv with stdout/stderr on /dev/null; returns the exit status or -1. `cpu_ms` gets the
-// CPU time of the whole process tree (what it and the children it reaped used).
-int run(const Command& cmd, double* cpu_ms = nullptr) {
+// Runs argv with stdout/stderr on /dev/null, in `env` (default: this process's environment);
+// returns the exit status or -1.
+int run(const Command& cmd, char* const* env = environ) {
   std::vector<char*> argv;
   for (const auto& a : cmd) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
@@ -61,36 +65,71 @@ int run(const Command& cmd, double* cpu_ms = nullptr) {
   posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
   posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
   pid_t pid;
-  int rc = posix_spawnp(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+  int rc = posix_spawnp(&pid, argv[0], &actions, nullptr, argv.data(), env);
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0) return -1;
   int status = 0;
-  rusage usage{};
-  wait4(pid, &status, 0, &usage);
-  if (cpu_ms)
-    *cpu_ms = (usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1e3 +
-              (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e3;
+  ::waitpid(pid, &status, 0);
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-// Median wall and CPU time of `runs` runs.
+// A median wall time and the machine's CPU per run.
 struct Cost {
   double wall = 0;
   double cpu = 0;
 };
 
-Cost median_ms(const Command& cmd, int runs) {
-  std::vector<double> walls, cpus;
+// Milliseconds of CPU the machine has spent busy since boot, all CPUs together (the first line
+// of /proc/stat, less idle and iowait; counted in clock ticks of 10 ms).
+double machine_busy_ms() {
+  std::FILE* f = std::fopen("/proc/stat", "re");
+  if (!f) return 0;
+  unsigned long long v[8] = {};
+  int n = std::fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
+                      &v[4], &v[5], &v[6], &v[7]);
+  std::fclose(f);
+  if (n < 5) return 0;
+  unsigned long long busy = 0;
+  for (int i = 0; i < n; ++i)
+    if (i != 3 && i != 4) busy += v[i];  // 3: idle, 4: iowait
+  return static_cast<double>(busy) * 1000.0 / static_cast<double>(::sysconf(_SC_CLK_TCK));
+}
+
+// A command to measure, and whether it runs with the probe cache off.
+struct Entry {
+  const char* name;
+  Command cmd;
+  bool probe_cache_off = false;
+};
+
+// The median wall time of each entry over `runs` rounds, and the machine's CPU per run (the
+// busy time around each of its runs, summed). Each round runs every entry once, so that the
+// machine's speed, which drifts by a fifth within minutes here, is the same for all of them.
+std::vector<Cost> interleaved(const std::vector<Entry>& entries, int runs) {
+  std::vector<std::string> extra;
+  for (char** e = environ; *e; ++e) extra.emplace_back(*e);
+  extra.emplace_back("CORDON_PROBE_CACHE=off");
+  std::vector<char*> probe_off_env;
+  for (auto& e : extra) probe_off_env.push_back(e.data());
+  probe_off_env.push_back(nullptr);
+
+  std::vector<std::vector<double>> walls(entries.size());
+  std::vector<double> busy(entries.size(), 0);
   for (int i = 0; i < runs; ++i) {
-    auto start = Clock::now();
-    double cpu = 0;
-    run(cmd, &cpu);
-    walls.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count());
-    cpus.push_back(cpu);
+    for (std::size_t k = 0; k < entries.size(); ++k) {
+      double before = machine_busy_ms();
+      auto start = Clock::now();
+      run(entries[k].cmd, entries[k].probe_cache_off ? probe_off_env.data() : environ);
+      walls[k].push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count());
+      busy[k] += machine_busy_ms() - before;
+    }
   }
-  std::sort(walls.begin(), walls.end());
-  std::sort(cpus.begin(), cpus.end());
-  return {walls[walls.size() / 2], cpus[cpus.size() / 2]};
+  std::vector<Cost> out;
+  for (std::size_t k = 0; k < entries.size(); ++k) {
+    std::sort(walls[k].begin(), walls[k].end());
+    out.push_back({walls[k][walls[k].size() / 2], busy[k] / runs});
+  }
+  return out;
 }
 
 double parallel_rate(const Command& cmd, double seconds) {
@@ -145,7 +184,7 @@ int once() {
 }
 
 struct InProcess {
-  double probe_ms, probe_cpu_ms, run_ms, parent_cpu_ms, sandbox_cpu_ms;
+  double probe_ms, probe_cpu_ms, run_ms, parent_cpu_ms, sandbox_cpu_ms, machine_cpu_ms;
 };
 
 // Inside this process: the median cost of a probe (fresh backend) and of a run (probed one).
@@ -183,12 +222,17 @@ InProcess measure_in_process(int runs) {
     probes.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
     runs_ms.push_back(std::chrono::duration<double, std::milli>(t2 - t1).count());
   }
+  // The machine's CPU per run, over runs alone (a probe's namespaces are torn down later, by
+  // the kernel's workers, and would be counted with the runs that follow).
+  double busy = machine_busy_ms();
+  for (int i = 0; i < runs; ++i) warm.run(standard_plan(ws), sink);
+  double machine_cpu = (machine_busy_ms() - busy) / runs;
   auto median = [](std::vector<double>& v) {
     std::sort(v.begin(), v.end());
     return v[v.size() / 2];
   };
-  return {median(probes), median(probe_cpu), median(runs_ms), median(parent_cpu),
-          median(sandbox_cpu)};
+  return {median(probes),     median(probe_cpu),   median(runs_ms),
+          median(parent_cpu), median(sandbox_cpu), machine_cpu};
 }
 
 void in_process(int runs) {
@@ -196,8 +240,8 @@ void in_process(int runs) {
   std::printf("in process: probe CPU %.2f ms (cordon + its throwaway child)\n", m.probe_cpu_ms);
   std::printf(
       "in process: probe %.2f ms, run of /bin/true %.2f ms wall, CPU %.2f ms in cordon + "
-      "%.2f ms in the sandbox (medians)\n",
-      m.probe_ms, m.run_ms, m.parent_cpu_ms, m.sandbox_cpu_ms);
+      "%.2f ms in the sandbox (medians); the machine's CPU per run %.2f ms\n",
+      m.probe_ms, m.run_ms, m.parent_cpu_ms, m.sandbox_cpu_ms, m.machine_cpu_ms);
 }
 
 bool works(const Command& cmd) { return run(cmd) == 0; }
@@ -230,34 +274,42 @@ int main(int argc, char** argv) {
   Command api{self, "--once"};
   Command cli{CORDON_CLI,  "run",      "--plugin-dir", CORDON_PLUGIN_DIR,
               "--backend", "landlock", "--",           "/bin/true"};
-  std::printf("spawn cost, median of %d runs (this machine, uid %d)\n", runs, ::getuid());
-  Cost b = median_ms(bare, runs);
-  Cost w = works(bwrap) ? median_ms(bwrap, runs) : Cost{1, 1};
-  line("bare /bin/true", b, b, w);
-  if (works(unshare)) line("unshare -Urpfn --mount-proc", median_ms(unshare, runs), b, w);
-  if (works(bwrap)) line("bwrap --unshare-all", w, b, w);
+  std::printf(
+      "spawn cost, median of %d rounds, each running every command once (this machine, "
+      "uid %d)\n",
+      runs, ::getuid());
   if (!works(api)) {
     std::printf("landlock via the C++ API: does not run here (see stderr)\n");
     run({self, "--once"});
     return 1;
   }
-  line("landlock, C++ API process", median_ms(api, runs), b, w);  // probes every time
-  InProcess warm = measure_in_process(runs);
-  line("landlock, run in a warm process", {warm.run_ms, warm.parent_cpu_ms + warm.sandbox_cpu_ms},
-       b, w);
-  bool cli_ok = works(cli);
+  bool cli_ok = works(cli);  // the CLI keeps its probe between processes (probe_cache.hpp)
+  std::vector<Entry> entries{{"bare /bin/true", bare}};
+  if (works(unshare)) entries.push_back({"unshare -Urpfn --mount-proc", unshare});
+  bool bwrap_ok = works(bwrap);
+  if (bwrap_ok) entries.push_back({"bwrap --unshare-all", bwrap});
+  entries.push_back({"landlock, C++ API process", api});  // probes every time
   if (cli_ok) {
-    // The CLI keeps its probe between processes (probe_cache.hpp); the first run above filled it.
-    line("cordon run --backend landlock", median_ms(cli, runs), b, w);
-    ::setenv("CORDON_PROBE_CACHE", "off", 1);
-    line("  the same, probing every run", median_ms(cli, runs), b, w);
-    ::unsetenv("CORDON_PROBE_CACHE");
-    line("  cordon version (CLI start)", median_ms({CORDON_CLI, "version"}, runs), b, w);
-    line("  a C++ program doing nothing", median_ms({CORDON_BENCH_NOOP}, runs), b, w);
-  } else
+    entries.push_back({"cordon run --backend landlock", cli});
+    entries.push_back({"  the same, probing every run", cli, true});
+    entries.push_back({"  cordon version (CLI start)", {CORDON_CLI, "version"}});
+    entries.push_back({"  a C++ program doing nothing", {CORDON_BENCH_NOOP}});
+  }
+  std::vector<Cost> costs = interleaved(entries, runs);
+  Cost b = costs[0];
+  Cost w{1, 1};
+  for (std::size_t k = 0; k < entries.size(); ++k)
+    if (bwrap_ok && entries[k].cmd == bwrap) w = costs[k];
+  InProcess warm = measure_in_process(runs);
+  for (std::size_t k = 0; k < entries.size(); ++k) {
+    line(entries[k].name, costs[k], b, w);
+    if (entries[k].cmd == api)
+      line("landlock, run in a warm process", {warm.run_ms, warm.machine_cpu_ms}, b, w);
+  }
+  if (!cli_ok)
     std::printf("%-28s not measured: it does not run /bin/true here yet\n", "cordon run");
   const Command& par = cli_ok ? cli : api;
   std::printf("2 in parallel (%s): %.0f runs/s   (bwrap: %.0f runs/s)\n", cli_ok ? "cli" : "api",
-              parallel_rate(par, seconds), works(bwrap) ? parallel_rate(bwrap, seconds) : 0.0);
+              parallel_rate(par, seconds), bwrap_ok ? parallel_rate(bwrap, seconds) : 0.0);
   return 0;
 }

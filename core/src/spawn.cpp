@@ -156,7 +156,7 @@ class Pump {
   bool kill_requested = false;
 
  private:
-  static constexpr int kStopPollMs = 100;
+  static constexpr int kStopPollMs = 20;  // a `cordon job stop` waits for it
 
   // The supervisor is our child until it has reported, so signalling it cannot hit a stranger.
   void pass_stop_request() {

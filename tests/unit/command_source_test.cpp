@@ -6,6 +6,10 @@
 
 #include <filesystem>
 
+#include "error_code.hpp"
+
+using cordon::testing::error_code_of;
+
 using namespace cordon;
 namespace fs = std::filesystem;
 
@@ -15,15 +19,6 @@ Policy with_shell(ShellMode m) {
   Policy p;
   p.process.shell = m;
   return p;
-}
-
-std::string refusal(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.code();
-  }
-  return "";
 }
 
 }  // namespace
@@ -37,7 +32,8 @@ TEST_CASE("command_source: CORDON_SHELL makes the mode stricter, never looser", 
   CHECK(effective_shell_mode(with_shell(ShellMode::off), "unsafe") == ShellMode::off);
   CHECK(effective_shell_mode(with_shell(ShellMode::off), "sandboxed") == ShellMode::off);
   CHECK(effective_shell_mode(with_shell(ShellMode::sandboxed), "raw") == ShellMode::sandboxed);
-  CHECK(refusal([] { effective_shell_mode(with_shell(ShellMode::off), "maybe"); }) == "CRD4007");
+  CHECK(error_code_of([] { effective_shell_mode(with_shell(ShellMode::off), "maybe"); }) ==
+        "CRD4007");
 }
 
 TEST_CASE("command_source: shell modes and their aliases", "[shell]") {
@@ -51,7 +47,7 @@ TEST_CASE("command_source: shell modes and their aliases", "[shell]") {
 
 TEST_CASE("command_source: a command string under each mode", "[shell]") {
   CommandInput in{{}, std::string("echo x > f")};
-  CHECK(refusal([&] { prepare_command(in, ShellMode::off); }) == "CRD4001");
+  CHECK(error_code_of([&] { prepare_command(in, ShellMode::off); }) == "CRD4001");
 
   auto sandboxed = prepare_command(in, ShellMode::sandboxed);
   CHECK(sandboxed.argv == std::vector<std::string>{"/bin/sh", "-c", "echo x > f"});
@@ -79,7 +75,7 @@ TEST_CASE("command_source: an argv is never given to a shell", "[shell]") {
     CHECK_FALSE(p.shell_unsafe);
   }
   CommandInput bad{{trusted("git"), untrusted("--upload-pack=x")}, std::nullopt};
-  CHECK(refusal([&] { prepare_command(bad, ShellMode::off); }) == "CRD4002");
+  CHECK(error_code_of([&] { prepare_command(bad, ShellMode::off); }) == "CRD4002");
 }
 
 TEST_CASE("command_source: blocked commands are matched after PATH and symlinks", "[shell]") {
@@ -93,7 +89,7 @@ TEST_CASE("command_source: blocked commands are matched after PATH and symlinks"
   p.process.blocked_commands = {"forbidden"};
   std::string path = (dir / "bin").string() + ":/usr/bin:/bin";
   auto check = [&](std::vector<std::string> argv) {
-    return refusal([&] { check_blocked_commands(argv, p, path, dir.string()); });
+    return error_code_of([&] { check_blocked_commands(argv, p, path, dir.string()); });
   };
   CHECK(check({"forbidden"}) == "CRD4005");                           // by PATH lookup
   CHECK(check({(dir / "bin" / "forbidden").string()}) == "CRD4005");  // by path

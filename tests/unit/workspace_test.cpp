@@ -8,6 +8,10 @@
 #include <fstream>
 #include <thread>
 
+#include "error_code.hpp"
+
+using cordon::testing::error_code_of;
+
 using namespace cordon;
 namespace fs = std::filesystem;
 
@@ -27,15 +31,6 @@ struct Scratch {
   ~Scratch() { fs::remove_all(base); }
   fs::path ws() const { return base / "ws"; }
 };
-
-std::string code_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.code();
-  }
-  return "";
-}
 
 std::string slurp(const fs::path& p) {
   std::ifstream in(p);
@@ -73,14 +68,14 @@ TEST_CASE("workspace: paths that leave the workspace are refused", "[workspace]"
   for (const char* p : {"../outside/secret", "/etc/passwd", "sub/../../outside/secret",
                         "link-out/secret", "rel-out", "magic"}) {
     INFO(p);
-    CHECK(code_of([&] { w.read(p); }) == "CRD4004");
+    CHECK(error_code_of([&] { w.read(p); }) == "CRD4004");
   }
-  CHECK(code_of([&] { w.write("../outside/new", "x"); }) == "CRD4004");
-  CHECK(code_of([&] { w.write("link-out/new", "x"); }) == "CRD4004");
-  CHECK(code_of([&] { w.write("/tmp/x", "x"); }) == "CRD4004");
-  CHECK(code_of([&] { w.list("link-out"); }) == "CRD4004");
-  CHECK(code_of([&] { w.remove("link-out/secret"); }) == "CRD4004");
-  CHECK(code_of([&] { w.remove(".."); }) == "CRD4004");
+  CHECK(error_code_of([&] { w.write("../outside/new", "x"); }) == "CRD4004");
+  CHECK(error_code_of([&] { w.write("link-out/new", "x"); }) == "CRD4004");
+  CHECK(error_code_of([&] { w.write("/tmp/x", "x"); }) == "CRD4004");
+  CHECK(error_code_of([&] { w.list("link-out"); }) == "CRD4004");
+  CHECK(error_code_of([&] { w.remove("link-out/secret"); }) == "CRD4004");
+  CHECK(error_code_of([&] { w.remove(".."); }) == "CRD4004");
   CHECK_FALSE(fs::exists(s.base / "outside" / "new"));
   CHECK(slurp(s.base / "outside" / "secret") == "top secret");
 }
@@ -111,24 +106,24 @@ TEST_CASE("workspace: size caps and blocked paths", "[workspace]") {
   std::ofstream(s.ws() / "private" / "key") << "k";
   rules.blocked = {fs::canonical(s.ws()) / "private"};
   Workspace w(s.ws(), rules);
-  CHECK(code_of([&] { w.read("hello.txt"); }) == "CRD4009");
-  CHECK(code_of([&] { w.write("a", "abcd"); }) == "CRD4009");
-  CHECK(code_of([] {}) == "");
+  CHECK(error_code_of([&] { w.read("hello.txt"); }) == "CRD4009");
+  CHECK(error_code_of([&] { w.write("a", "abcd"); }) == "CRD4009");
+  CHECK(error_code_of([] {}) == "");
   w.write("a", "abc");
   CHECK(w.read("a") == "abc");
-  CHECK(code_of([&] { w.read("private/key"); }) == "CRD4008");
-  CHECK(code_of([&] { w.write("private/key", "x"); }) == "CRD4008");
-  CHECK(code_of([&] { w.list("private"); }) == "CRD4008");
+  CHECK(error_code_of([&] { w.read("private/key"); }) == "CRD4008");
+  CHECK(error_code_of([&] { w.write("private/key", "x"); }) == "CRD4008");
+  CHECK(error_code_of([&] { w.list("private"); }) == "CRD4008");
   CHECK(slurp(s.ws() / "private" / "key") == "k");
 }
 
 TEST_CASE("workspace: a missing workspace or file is a clear error", "[workspace]") {
-  CHECK(code_of([] { Workspace w("/nonexistent/cordon-ws"); }) == "CRD4004");
+  CHECK(error_code_of([] { Workspace w("/nonexistent/cordon-ws"); }) == "CRD4004");
   Scratch s;
   Workspace w(s.ws());
-  CHECK(code_of([&] { w.read("nope"); }) == "CRD4009");
-  CHECK(code_of([&] { w.write("nodir/x", "1"); }) == "CRD4009");
-  CHECK(code_of([&] { w.read("sub"); }) == "CRD4009");
+  CHECK(error_code_of([&] { w.read("nope"); }) == "CRD4009");
+  CHECK(error_code_of([&] { w.write("nodir/x", "1"); }) == "CRD4009");
+  CHECK(error_code_of([&] { w.read("sub"); }) == "CRD4009");
 }
 
 TEST_CASE("workspace: a symlink swapped in mid-operation never lets a write out",

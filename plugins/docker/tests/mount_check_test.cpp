@@ -15,10 +15,13 @@
 #include "attached_run.hpp"
 #include "container.hpp"
 #include "container_spec.hpp"
+#include "error_code.hpp"
 #include "host_side.hpp"
 #include "mount_identity.hpp"
 #include "pool.hpp"
 #include "support.hpp"
+
+using cordon::testing::error_code_of;
 
 using namespace cordon;
 using namespace cordon::docker;
@@ -27,15 +30,6 @@ using namespace cordon::docker::test;
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string code_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.code();
-  }
-  return "";
-}
 
 SourceIdentity stat_of(const std::string& path) {
   struct stat st {};
@@ -126,7 +120,7 @@ TEST_CASE("mount check: every bind of the container has an identity to check", "
   // Both ways: a bind whose source was not identified is a fault, never a run without a check.
   auto partial = p.identities;
   partial.erase(p.mask_dir);
-  CHECK(code_of([&] { mount_checks(p.body, partial); }) == "CRD5003");
+  CHECK(error_code_of([&] { mount_checks(p.body, partial); }) == "CRD5003");
 }
 
 TEST_CASE("mount check: more binds than the waiter reads are refused, never cut short", "[unit]") {
@@ -136,7 +130,7 @@ TEST_CASE("mount check: more binds than the waiter reads are refused, never cut 
     binds.push_back(boost::json::object{
         {"Type", "bind"}, {"Source", "/s"}, {"Target", "/t" + std::to_string(i)}});
   boost::json::object body{{"HostConfig", boost::json::object{{"Mounts", binds}}}};
-  CHECK(code_of([&] { mount_checks(body, ids); }) == "CRD1003");
+  CHECK(error_code_of([&] { mount_checks(body, ids); }) == "CRD1003");
   binds.pop_back();
   body["HostConfig"].as_object()["Mounts"] = binds;
   CHECK(mount_checks(body, ids).size() == kMaxWaiterChecks);
@@ -156,8 +150,8 @@ TEST_CASE("mount check: identities come from a symlink-free resolution", "[unit]
   CHECK(configured.ino == real.ino);
   CHECK(configured.host_path == fs::canonical(t / "real/dir").string());
   // A write path cordon made canonical that now goes through a link was swapped since.
-  CHECK(code_of([&] { source_identity({t / "link/dir", false}); }) == "CRD4004");
-  CHECK(code_of([&] { source_identity({t / "missing", true}); }) == "CRD1003");
+  CHECK(error_code_of([&] { source_identity({t / "link/dir", false}); }) == "CRD4004");
+  CHECK(error_code_of([&] { source_identity({t / "missing", true}); }) == "CRD1003");
 }
 
 TEST_CASE("mount check: the waiter's failure statuses become refusals naming the mount", "[unit]") {

@@ -16,10 +16,12 @@
 #include <cerrno>
 #include <cstring>
 #include <thread>
+#include <utility>
 
 #include "job_files.hpp"
 #include "job_log.hpp"
 #include "job_spawn.hpp"
+#include "unique_fd.hpp"
 
 namespace cordon {
 
@@ -222,35 +224,16 @@ SupervisorRef supervisor_of(const fs::path& dir) {
           sup->at("start_ticks").to_number<std::uint64_t>()};
 }
 
-// A descriptor that becomes readable when the job's supervisor exits (it writes the result
-// first); none when there is no such process (any more). Checked against the recorded start time
-// after opening, so a reused pid is never waited on.
-class SupervisorExit {
- public:
-  explicit SupervisorExit(const fs::path& dir) {
-    SupervisorRef sup = supervisor_of(dir);
-    if (sup.pid <= 0) return;
-    fd_ = static_cast<int>(::syscall(SYS_pidfd_open, sup.pid, 0));
-    if (fd_ >= 0 && !sup.alive()) forget();
-  }
-  ~SupervisorExit() { forget(); }
-  SupervisorExit(const SupervisorExit&) = delete;
-  SupervisorExit& operator=(const SupervisorExit&) = delete;
-
-  bool watched() const { return fd_ >= 0; }
-  /// Waits up to `limit`; true when the supervisor exited (or can no longer be watched).
-  bool wait_for(std::chrono::milliseconds limit) const {
-    pollfd p{fd_, POLLIN, 0};
-    return ::poll(&p, 1, static_cast<int>(limit.count())) != 0;
-  }
-  void forget() {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-  }
-
- private:
-  int fd_ = -1;
-};
+// A pidfd of the job's supervisor, readable once it exits (it writes the result first); -1 when
+// there is no such process (any more). Checked against the recorded start time after opening,
+// so a reused pid is never waited on.
+int supervisor_exit_fd(const fs::path& dir) {
+  SupervisorRef sup = supervisor_of(dir);
+  if (sup.pid <= 0) return -1;
+  detail::Fd fd(static_cast<int>(::syscall(SYS_pidfd_open, sup.pid, 0)));
+  if (fd.fd < 0 || !sup.alive()) return -1;
+  return std::exchange(fd.fd, -1);
+}
 
 }  // namespace
 
@@ -259,17 +242,18 @@ JobInfo JobManager::wait(const std::string& id, std::optional<Duration> timeout)
   if (timeout) deadline = std::chrono::steady_clock::now() + *timeout;
   // The supervisor's exit wakes the wait at once; the files are read again at least every
   // 100 ms, and polled with a growing pause when the process cannot be watched.
-  SupervisorExit exit(dir_of(id));
+  detail::Fd exited(supervisor_exit_fd(dir_of(id)));
   auto pause = 10ms;
   for (;;) {
     JobInfo info = status(id);
     auto now = std::chrono::steady_clock::now();
     if (ended(info.status) || (deadline && now >= *deadline)) return info;
-    auto step = exit.watched() ? 100ms : pause;
+    auto step = exited.fd >= 0 ? 100ms : pause;
     if (deadline)
       step = std::min(step, std::chrono::ceil<std::chrono::milliseconds>(*deadline - now));
-    if (exit.watched()) {
-      if (exit.wait_for(step)) exit.forget();  // exited: the files say the rest
+    if (exited.fd >= 0) {
+      pollfd p{exited.fd, POLLIN, 0};
+      if (::poll(&p, 1, static_cast<int>(step.count())) != 0) exited.reset();  // it has exited
     } else {
       std::this_thread::sleep_for(step);
       pause = std::min<std::chrono::milliseconds>(pause * 2, 100ms);

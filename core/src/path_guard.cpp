@@ -1,4 +1,5 @@
-// refuse_planted_symlink: openat2 beneath each writable base, refusing symlinks on the way.
+// refuse_planted_symlink: openat2 beneath each writable base, refusing symlinks on the way;
+// open_without_symlinks: the same from the root.
 #include <cordon/error.hpp>
 #include <cordon/path_guard.hpp>
 
@@ -31,6 +32,17 @@ void refuse_planted_symlink(const std::string& path, const std::vector<std::stri
                       "' and resolves through a symlink there; its target is not granted",
                   "grant the target's real path in the policy, or remove the symlink");
   }
+}
+
+int open_without_symlinks(const std::string& path) noexcept {
+  if (path.empty() || path[0] != '/') {
+    errno = EINVAL;
+    return -1;
+  }
+  open_how how{};
+  how.flags = O_PATH | O_CLOEXEC;
+  how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+  return static_cast<int>(::syscall(SYS_openat2, AT_FDCWD, path.c_str(), &how, sizeof how));
 }
 
 }  // namespace cordon

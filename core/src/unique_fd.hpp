@@ -14,6 +14,11 @@ struct Fd {
   }
   Fd(const Fd&) = delete;
   Fd& operator=(const Fd&) = delete;
+  /// Closes it now.
+  void reset() {
+    if (fd >= 0) ::close(fd);
+    fd = -1;
+  }
 };
 
 }  // namespace cordon::detail

@@ -1,12 +1,11 @@
 // Identities of bind sources on the host, and the waiter's verdict on them in the container.
 #include "mount_identity.hpp"
 
+#include <cordon/path_guard.hpp>
+
 #include <boost/json/array.hpp>
 
-#include <fcntl.h>
-#include <linux/openat2.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -19,14 +18,6 @@ namespace fs = std::filesystem;
 namespace json = boost::json;
 
 namespace {
-
-// openat2 from the root, refusing every symlink on the way; -1 with errno on failure.
-int open_no_symlinks(const std::string& path) {
-  open_how how{};
-  how.flags = O_PATH | O_CLOEXEC;
-  how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-  return static_cast<int>(::syscall(SYS_openat2, AT_FDCWD, path.c_str(), &how, sizeof how));
-}
 
 [[noreturn]] void cannot_check(const SourceToIdentify& source, int err) {
   throw Error(code::kIsolationFailed, "cannot check the mount source '" + source.path +
@@ -57,12 +48,12 @@ std::vector<SourceToIdentify> sources_to_identify(const std::vector<HostMount>& 
 
 SourceIdentity source_identity(const SourceToIdentify& source) {
   std::string path = source.path;
-  int fd = open_no_symlinks(path);
+  int fd = open_without_symlinks(path);
   if (fd < 0 && errno == ELOOP && source.configured) {
     std::error_code ec;
     path = fs::canonical(source.path, ec).string();
     if (ec) cannot_check(source, ec.value());
-    fd = open_no_symlinks(path);
+    fd = open_without_symlinks(path);
   }
   if (fd < 0 && (errno == ELOOP || errno == EXDEV))
     throw Error(code::kPathEscape,

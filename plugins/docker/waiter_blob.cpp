@@ -31,9 +31,13 @@ std::string_view waiter_program() {
 
 std::string ensure_waiter(const std::filesystem::path& dir) {
   auto bytes = waiter_program();
-  char tag[24];
-  std::snprintf(tag, sizeof tag, "%zx", std::hash<std::string_view>{}(bytes));
-  std::string path = (dir / ("docker-waiter-" + std::string(tag))).string();
+  // The program is embedded: its hash (of ~700 KB) is the same for the life of the process.
+  static const std::string tag = [bytes] {
+    char hex[24];
+    std::snprintf(hex, sizeof hex, "%zx", std::hash<std::string_view>{}(bytes));
+    return std::string(hex);
+  }();
+  std::string path = (dir / ("docker-waiter-" + tag)).string();
   struct stat st {};
   if (::lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
       static_cast<std::size_t>(st.st_size) == bytes.size())

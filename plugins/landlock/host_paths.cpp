@@ -7,7 +7,6 @@
 #include <dirent.h>
 #include <elf.h>
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -41,22 +40,12 @@ std::string normal(const std::string& path) {
   return n;
 }
 
-// Opens `path` only if no component is a symlink: then its normal form is already canonical,
-// and the readlink of /proc/self/fd (the costliest step of a resolution) is not needed.
-UniqueFd open_without_links(const std::string& path) {
-  if (path.empty() || path[0] != '/') return UniqueFd();
-  open_how how{};
-  how.flags = O_PATH | O_CLOEXEC;
-  how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-  return UniqueFd(
-      static_cast<int>(::syscall(SYS_openat2, AT_FDCWD, path.c_str(), &how, sizeof how)));
-}
-
-// The canonical form of an existing path: the path itself when it has no symlink, else what an
+// The canonical form of an existing path: the path itself when it has no symlink (then the
+// readlink of /proc/self/fd, the costliest step of a resolution, is not needed), else what an
 // O_PATH descriptor of it names (three system calls, where resolving component by component
 // costs one per component).
 std::optional<HostPath> existing(const std::string& path) {
-  if (UniqueFd direct = open_without_links(path)) {
+  if (UniqueFd direct{open_without_symlinks(path)}) {
     struct stat st {};
     if (::fstat(direct.get(), &st) != 0) return std::nullopt;
     return HostPath{normal(path), S_ISDIR(st.st_mode)};

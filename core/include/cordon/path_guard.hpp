@@ -19,4 +19,9 @@ namespace cordon {
 CORDON_API void refuse_planted_symlink(const std::string& path,
                                        const std::vector<std::string>& bases);
 
+/// An O_PATH descriptor (close-on-exec) of the absolute `path`, opened only if no component is a
+/// symlink (openat2 RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS): what it names is then exactly
+/// the path as written. -1 with errno otherwise (ELOOP for a symlink on the way).
+CORDON_API int open_without_symlinks(const std::string& path) noexcept;
+
 }  // namespace cordon

@@ -5,6 +5,8 @@
 #include <boost/json/array.hpp>
 #include <boost/json/parse.hpp>
 
+#include <optional>
+
 #include <cordon/log.hpp>
 
 #include <signal.h>
@@ -96,7 +98,12 @@ DockerBackend::DockerBackend(BackendContext context)
 
 ProbeResult DockerBackend::do_probe() noexcept {
   try {
-    auto r = probe_result(gather_probe_facts());
+    Endpoint ep = resolve_endpoint("", "");
+    {
+      std::lock_guard lock(mutex_);
+      probed_key_ = ep.key();
+    }
+    auto r = probe_result(gather_probe_facts(ep));
     for (const auto& line : r.facts) cordon::log::debug(log(), "docker probe: " + line);
     return r;
   } catch (const std::exception& e) {
@@ -126,6 +133,29 @@ RunResult DockerBackend::do_run(const Plan& plan, OutputSink& sink) noexcept {
     result.error = Error(code::kBackendFault, std::string("docker backend: ") + e.what());
   }
   return result;
+}
+
+void DockerBackend::require_proven_at(const Endpoint& ep, const Requirements& reqs) {
+  std::string key = ep.key();
+  std::optional<ProbeResult> known;
+  {
+    std::lock_guard lock(mutex_);
+    if (key == probed_key_) return;  // Backend::run checked this daemon's probe
+    if (auto it = probes_.find(key); it != probes_.end()) known = it->second;
+  }
+  if (!known) {
+    known = probe_result(gather_probe_facts(ep));
+    if (known->available) {
+      std::lock_guard lock(mutex_);
+      probes_.emplace(key, *known);
+    }
+  }
+  std::string where = "the docker daemon at " + ep.display() + " (named by backends.docker)";
+  if (!known->available)
+    throw Error(code::kBackendUnavailable, where + " cannot be used: " + known->reason);
+  if (auto lines = unproven_lines(reqs, *known); !lines.empty())
+    throw Error(code::kUnproven, where + " cannot prove:" + lines,
+                "use a daemon that proves them, or relax the policy");
 }
 
 std::shared_ptr<const Daemon> DockerBackend::daemon_for(const Endpoint& ep) {
@@ -204,7 +234,9 @@ std::filesystem::path DockerBackend::mask_dir() const {
 void DockerBackend::execute(const Plan& plan, OutputSink& sink, RunResult& result) {
   if (auto errors = docker::validate_settings(plan.settings); !errors.empty()) throw errors.front();
   Settings settings = parse_settings(plan.settings);
-  auto daemon = daemon_for(resolve_endpoint(settings.socket, settings.host));
+  Endpoint endpoint = resolve_endpoint(settings.socket, settings.host);
+  auto daemon = daemon_for(endpoint);  // CRD1005 when it does not answer
+  require_proven_at(endpoint, plan.requirements);
   std::string run_id = new_run_id();
   auto [mask_file, mask_folder] = ensure_masks(mask_dir());
   std::string waiter_path = ensure_waiter(mask_dir());

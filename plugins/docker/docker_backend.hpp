@@ -31,6 +31,10 @@ class DockerBackend final : public Backend {
   /// The daemon at `ep`, pinged and versioned once per backend object.
   std::shared_ptr<const Daemon> daemon_for(const Endpoint& ep);
   void execute(const Plan& plan, OutputSink& sink, RunResult& result);
+  /// Refuses (CRD1002, CRD1001) when `ep`, the daemon a run's settings name, is not the one
+  /// the backend's probe asked and its own probe (made once, kept while it is available) is
+  /// unavailable or does not prove `reqs`: each daemon's kernel and build decide its limits.
+  void require_proven_at(const Endpoint& ep, const Requirements& reqs);
   std::filesystem::path mask_dir() const;
   /// The warm pool for `daemon`, made on first use.
   WarmPool& pool_for(const std::shared_ptr<const Daemon>& daemon);
@@ -43,7 +47,9 @@ class DockerBackend final : public Backend {
 
   std::mutex mutex_;
   std::map<std::string, std::shared_ptr<const Daemon>> daemons_;
-  std::map<std::string, bool> collected_;  ///< endpoints swept for stale containers
+  std::map<std::string, bool> collected_;      ///< endpoints swept for stale containers
+  std::string probed_key_;                     ///< the endpoint do_probe() asked
+  std::map<std::string, ProbeResult> probes_;  ///< other endpoints' probes that were available
   ExecBlockCache exec_cache_;
   std::map<std::string, std::unique_ptr<WarmPool>> pools_;  ///< last: destroyed first
 };

@@ -6,6 +6,7 @@
 #include <boost/json/array.hpp>
 
 #include "api.hpp"
+#include "endpoint.hpp"
 #include "seccomp_profile.hpp"
 
 namespace cordon::docker {
@@ -44,10 +45,9 @@ void read_info(const json::object& info, ProbeFacts& f) {
 
 }  // namespace
 
-ProbeFacts gather_probe_facts() {
+ProbeFacts gather_probe_facts(const Endpoint& ep) {
   ProbeFacts f;
   try {
-    Endpoint ep = resolve_endpoint("", "");
     f.where = ep.display();
     Daemon daemon(ep);
     f.api = daemon.version().str();
@@ -142,6 +142,14 @@ ProbeResult probe_result(const ProbeFacts& f) {
   r.facts.push_back("runtimes: " + runtimes);
   r.facts.push_back("seccomp: " + seccomp + " (" + f.arch + ")");
   return r;
+}
+
+std::string unproven_lines(const Requirements& reqs, const ProbeResult& probe) {
+  std::string lines;
+  for (const auto& r : reqs)
+    if (!probe.proves(r.id))
+      lines += "\n  " + r.id + " (" + r.clause + "): " + probe.evidence(r.id);
+  return lines;
 }
 
 }  // namespace cordon::docker

@@ -1,9 +1,11 @@
-// The probe: asks the daemon (at DOCKER_HOST or the default socket) whether it answers, which
-// API it speaks, which limits its kernel setup supports, which runtimes it has and whether a
-// user namespace remap or rootless mode is in use; then says what each capability rests on.
+// The probe: asks a daemon (the backend's probe: DOCKER_HOST or the default socket; a run: the
+// daemon its settings name) whether it answers, which API it speaks, which limits its kernel
+// setup supports, which runtimes it has and whether a user namespace remap or rootless mode is
+// in use; then says what each capability rests on.
 #pragma once
 
 #include <cordon/backend.hpp>
+#include <cordon/requirements.hpp>
 
 #include <string>
 #include <vector>
@@ -28,10 +30,16 @@ struct ProbeFacts {
   std::vector<std::string> runtimes;
 };
 
-/// Asks the daemon. Never throws: failures land in `failure`.
-ProbeFacts gather_probe_facts();
+struct Endpoint;
+
+/// Asks the daemon at `ep`. Never throws: failures land in `failure`.
+ProbeFacts gather_probe_facts(const Endpoint& ep);
 
 /// One proof per capability, with evidence. Pure.
 ProbeResult probe_result(const ProbeFacts& facts);
+
+/// The requirements `probe` does not prove, one line each ("\n  id (clause): evidence");
+/// empty when it proves them all. Pure.
+std::string unproven_lines(const Requirements& reqs, const ProbeResult& probe);
 
 }  // namespace cordon::docker

@@ -26,7 +26,8 @@ bool has(const std::string& line, const char* fragment) {
 
 }  // namespace
 
-FakeDaemon::FakeDaemon(std::string path, Mode mode) : path_(std::move(path)), mode_(mode) {
+FakeDaemon::FakeDaemon(std::string path, Mode mode, Limits limits)
+    : path_(std::move(path)), mode_(mode), limits_(limits) {
   ::unlink(path_.c_str());
   listener_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_un addr{};
@@ -83,8 +84,11 @@ FakeDaemon::After FakeDaemon::answer(int fd, const std::string& line) {
     send(fd, reply("200 OK", R"({"ApiVersion":"1.41","MinAPIVersion":"1.12","Version":"fake",)"
                              R"("Arch":"amd64"})"));
   } else if (has(line, "/info")) {
-    send(fd, reply("200 OK", R"({"MemoryLimit":true,"SwapLimit":true,"PidsLimit":true,)"
-                             R"("SecurityOptions":["name=seccomp,profile=default"]})"));
+    std::string limits = limits_ == Limits::all
+                             ? R"("MemoryLimit":true,"SwapLimit":true,"PidsLimit":true,)"
+                             : R"("MemoryLimit":false,"SwapLimit":false,"PidsLimit":false,)";
+    send(fd,
+         reply("200 OK", "{" + limits + R"("SecurityOptions":["name=seccomp,profile=default"]})"));
   } else if (has(line, "/containers/json")) {
     send(fd, reply("200 OK", "[]"));
   } else if (has(line, "/images/")) {

@@ -21,7 +21,10 @@ class FakeDaemon {
     hold_start,          ///< never answers /start
   };
 
-  FakeDaemon(std::string path, Mode mode);
+  /// What /info reports: every limit (a daemon on a full cgroup setup), or none of them.
+  enum class Limits { all, none };
+
+  FakeDaemon(std::string path, Mode mode, Limits limits = Limits::all);
   ~FakeDaemon();
   FakeDaemon(const FakeDaemon&) = delete;
   FakeDaemon& operator=(const FakeDaemon&) = delete;
@@ -40,6 +43,7 @@ class FakeDaemon {
 
   std::string path_;
   Mode mode_;
+  Limits limits_;
   int listener_ = -1;
   std::thread accept_thread_;
   std::mutex mutex_;

@@ -13,11 +13,8 @@ TEST_CASE("daemon: one that goes away mid-run ends the run with CRD1005, not a h
   TempDir ws;
   std::string socket = ws / "fake.sock";
   FakeDaemon fake(socket, FakeDaemon::Mode::vanish_after_start);
-  ::setenv("DOCKER_HOST", ("unix://" + socket).c_str(), 1);
-  DockerBackend b(BackendContext{"docker", nullptr, "/var/tmp/cordon-docker-test"});
-  bool available = b.probe().available;
-  ::unsetenv("DOCKER_HOST");
-  REQUIRE(available);
+  auto backend = backend_probed_at(socket);
+  auto& b = *backend;
   auto plan = make_plan(base_policy(ws.path()), ws.path(), {"/bin/sleep", "60"});
   plan.settings["socket"] = socket;
   CaptureSink sink;

@@ -9,21 +9,6 @@ using namespace cordon;
 using namespace cordon::docker;
 using namespace cordon::docker::test;
 
-namespace {
-
-// A backend whose own probe asked the daemon at `socket` (as DOCKER_HOST).
-std::unique_ptr<DockerBackend> probed_at(const std::string& socket) {
-  ::setenv("DOCKER_HOST", ("unix://" + socket).c_str(), 1);
-  auto b = std::make_unique<DockerBackend>(
-      BackendContext{"docker", nullptr, "/var/tmp/cordon-docker-test"});
-  bool available = b->probe().available;
-  ::unsetenv("DOCKER_HOST");
-  REQUIRE(available);
-  return b;
-}
-
-}  // namespace
-
 TEST_CASE(
     "probe: a run on a daemon named by settings is refused when that daemon cannot prove "
     "the policy, before any container is made",
@@ -32,7 +17,7 @@ TEST_CASE(
   std::string full_socket = ws / "full.sock", bare_socket = ws / "bare.sock";
   FakeDaemon full(full_socket, FakeDaemon::Mode::vanish_after_start);
   FakeDaemon bare(bare_socket, FakeDaemon::Mode::vanish_after_start, FakeDaemon::Limits::none);
-  auto backend = probed_at(full_socket);
+  auto backend = backend_probed_at(full_socket);
   Policy limited = base_policy(ws.path());
   limited.limits.memory_mb = 256;
   limited.limits.max_processes = 64;

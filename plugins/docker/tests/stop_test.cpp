@@ -105,7 +105,8 @@ TEST_CASE("stop: a request while the daemon holds attach, wait or start ends the
     TempDir ws;
     std::string socket = ws / "fake.sock";
     FakeDaemon fake(socket, mode);
-    DockerBackend b(BackendContext{"docker", nullptr, "/var/tmp/cordon-docker-test"});
+    auto backend = backend_probed_at(socket);
+    auto& b = *backend;
     auto plan = make_plan(base_policy(ws.path()), ws.path(), {"/bin/sleep", "60"});
     plan.settings["socket"] = socket;
     plan.stop = std::make_shared<StopToken>();
@@ -134,7 +135,8 @@ TEST_CASE("stop: the deadline passing while the daemon holds start ends the run 
   TempDir ws;
   std::string socket = ws / "fake.sock";
   FakeDaemon fake(socket, FakeDaemon::Mode::hold_start);
-  DockerBackend b(BackendContext{"docker", nullptr, "/var/tmp/cordon-docker-test"});
+  auto backend = backend_probed_at(socket);
+  auto& b = *backend;
   auto plan = make_plan(base_policy(ws.path()), ws.path(), {"/bin/sleep", "60"});
   plan.settings["socket"] = socket;
   plan.deadline = std::chrono::steady_clock::now() + 300ms;

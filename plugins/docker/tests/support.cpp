@@ -36,6 +36,16 @@ boost::json::object test_settings() {
   return s;
 }
 
+std::unique_ptr<DockerBackend> backend_probed_at(const std::string& socket) {
+  ::setenv("DOCKER_HOST", ("unix://" + socket).c_str(), 1);
+  auto b = std::make_unique<DockerBackend>(
+      BackendContext{"docker", nullptr, "/var/tmp/cordon-docker-test"});
+  bool available = b->probe().available;
+  ::unsetenv("DOCKER_HOST");
+  REQUIRE(available);
+  return b;
+}
+
 Policy base_policy(const std::string& workspace) {
   Policy p;
   p.name = "test";

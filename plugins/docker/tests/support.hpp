@@ -12,6 +12,7 @@
 #include <catch2/catch.hpp>
 
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,11 @@ Plan make_plan(const Policy& policy, const std::string& workspace, std::vector<s
 
 /// The backend of this test process (probed once).
 DockerBackend& backend();
+
+/// A new backend whose own probe asked the (fake) daemon listening on `socket`, given as
+/// DOCKER_HOST for the probe alone: a run then passes the probe every run passes first without
+/// any real daemon. Fails the test when that daemon is not usable.
+std::unique_ptr<DockerBackend> backend_probed_at(const std::string& socket);
 
 /// False (with a WARN) when the daemon or the image is missing; under CI=true, a failure.
 bool docker_ready();

@@ -135,14 +135,22 @@ class Pump {
 
   void run(int supervisor_gone_ms) {
     while (p_.out[0] >= 0 || p_.err[0] >= 0 || p_.status[0] >= 0) {
-      pollfd fds[4];
+      pollfd fds[5];
       int n = 0;
       for (int fd : {p_.out[0], p_.err[0], p_.status[0]})
         if (fd >= 0) fds[n++] = {fd, POLLIN, 0};
       if (p_.in[1] >= 0) fds[n++] = {p_.in[1], POLLOUT, 0};
+      int wake = stop_ && !kill_requested && p_.status[0] >= 0 ? stop_->wake_fd() : -1;
+      if (wake >= 0) fds[n++] = {wake, POLLIN, 0};
       // Once the supervisor is gone nothing can hold the pipes for long: stop waiting.
-      int timeout = p_.status[0] < 0 ? supervisor_gone_ms : stop_ ? kStopPollMs : -1;
+      int timeout = p_.status[0] < 0                ? supervisor_gone_ms
+                    : stop_ && stop_->wake_fd() < 0 ? kStopPollMs
+                                                    : -1;
       int ready = ::poll(fds, static_cast<nfds_t>(n), timeout);
+      if (wake >= 0 && ready > 0 && fds[n - 1].revents) {
+        stop_->drain_wake();
+        fds[n - 1].revents = 0;
+      }
       bool interrupted = ready < 0 && errno == EINTR;
       if (p_.status[0] >= 0) pass_stop_request();
       if (interrupted) continue;
@@ -156,7 +164,7 @@ class Pump {
   bool kill_requested = false;
 
  private:
-  static constexpr int kStopPollMs = 20;  // a `cordon job stop` waits for it
+  static constexpr int kStopPollMs = 20;  // for a token without a wake-up descriptor
 
   // The supervisor is our child until it has reported, so signalling it cannot hit a stranger.
   void pass_stop_request() {

@@ -209,6 +209,11 @@ void run_init(const ChildSpec& s) noexcept {
   term.sa_handler = on_terminate;
   term.sa_flags = SA_RESTART;
   ::sigaction(SIGTERM, &term, nullptr);
+  // Until now a SIGTERM would have been dropped (an init without a handler ignores it) or sent
+  // to no one: cordon holds a graceful stop back until it reads this.
+  ChildReport started;
+  started.kind = ChildReport::Kind::started;
+  send(s.report_fd, started);
   int status = wait_for(command);
   // Everything left dies now and is reaped here, so that its CPU time is counted; the
   // kernel would kill it anyway when the init exits, but without accounting.

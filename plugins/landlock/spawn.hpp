@@ -23,7 +23,8 @@ namespace cordon::landlock {
 
 /// A record on the report pipe.
 struct ChildReport {
-  enum class Kind : std::uint32_t { setup_failed = 1, exec_failed = 2, exited = 3 };
+  /// started: the init has the command and forwards SIGTERM to it from now on.
+  enum class Kind : std::uint32_t { setup_failed = 1, exec_failed = 2, exited = 3, started = 4 };
   Kind kind = Kind::setup_failed;
   std::int32_t err = 0;     ///< errno of the failure
   std::int32_t status = 0;  ///< exited: the command's wait status

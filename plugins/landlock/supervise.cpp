@@ -74,8 +74,7 @@ class SigpipeGuard {
 };
 
 constexpr std::chrono::milliseconds kStopGrace{250};
-// How often a stop request is looked at while nothing else wakes the loop: a `cordon job stop`
-// waits for it, and 50 wake-ups a second cost nothing measurable.
+// How often a stop request is looked at when its token has no wake-up descriptor.
 constexpr int kStopPollMs = 20;
 
 int poll_timeout(std::optional<std::chrono::steady_clock::time_point> deadline, bool killed) {
@@ -110,7 +109,9 @@ void read_reports(UniqueFd& fd, Outcome& out) {
       fd.reset();
       return;
     }
-    if (r.kind == ChildReport::Kind::exited) {
+    if (r.kind == ChildReport::Kind::started) {
+      out.started = true;
+    } else if (r.kind == ChildReport::Kind::exited) {
       out.exited = true;
       out.wait_status = r.status;
     } else if (!out.failure) {
@@ -180,24 +181,33 @@ Outcome supervise(Started& started, ParentEnds& ends, const std::optional<std::s
   std::array<char, 65536> buf;
   std::size_t written = 0;
   bool stopping = false, killed = false, terminated = false;
+  int wake = stop ? stop->wake_fd() : -1;
   while (ends.out || ends.err || ends.report) {
-    pollfd fds[4] = {{ends.out.get(), POLLIN, 0},
+    pollfd fds[5] = {{ends.out.get(), POLLIN, 0},
                      {ends.err.get(), POLLIN, 0},
                      {ends.report.get(), POLLIN, 0},
-                     {ends.input.get(), POLLOUT, 0}};
+                     {ends.input.get(), POLLOUT, 0},
+                     {killed ? -1 : wake, POLLIN, 0}};
     int timeout = poll_timeout(deadline, killed);
-    if (stop && !killed) timeout = timeout < 0 ? kStopPollMs : std::min(timeout, kStopPollMs);
-    int ready = ::poll(fds, 4, timeout);
+    if (stop && !killed && wake < 0)
+      timeout = timeout < 0 ? kStopPollMs : std::min(timeout, kStopPollMs);
+    int ready = ::poll(fds, 5, timeout);
     if (ready < 0 && errno != EINTR) break;
+    if (ready > 0 && fds[4].revents) stop->drain_wake();
     auto now = std::chrono::steady_clock::now();
+    if (ready > 0 && fds[2].revents) read_reports(ends.report, out);
     auto asked = stop ? stop->requested() : StopToken::Level::none;
-    if (asked != StopToken::Level::none && !terminated) {
-      send_signal(started.pidfd.get(), SIGTERM);  // the init passes it to every process
+    // The init passes SIGTERM to every process once it has the command; one sent earlier
+    // would be lost, so a request made during the set-up waits for the init's word.
+    if (asked != StopToken::Level::none && !terminated && out.started) {
+      send_signal(started.pidfd.get(), SIGTERM);
       terminated = true;
     }
     if (asked == StopToken::Level::kill && !stopping) {
-      send_signal(started.pidfd.get(), kStopSignal);
+      // Before the command started there is nothing to reap with care: the init dies now.
+      send_signal(started.pidfd.get(), out.started ? kStopSignal : SIGKILL);
       stopping = out.stopped = true;
+      killed = !out.started;
       deadline = now + kStopGrace;
     }
     if (deadline && !stopping && now >= *deadline) {
@@ -213,7 +223,6 @@ Outcome supervise(Started& started, ParentEnds& ends, const std::optional<std::s
     if (ready <= 0) continue;
     if (fds[0].revents) pump(ends.out, Stream::out, sink, buf);
     if (fds[1].revents) pump(ends.err, Stream::err, sink, buf);
-    if (fds[2].revents) read_reports(ends.report, out);
     if (fds[3].revents && input) feed(ends.input, *input, written);
   }
   ends.input.reset();

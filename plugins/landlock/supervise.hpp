@@ -48,6 +48,7 @@ struct ParentEnds {
 
 /// How the sandbox ended.
 struct Outcome {
+  bool started = false;                ///< the init has the command and handles SIGTERM
   bool exited = false;                 ///< the init reported the command's status
   int wait_status = 0;                 ///< that status
   bool timed_out = false;              ///< the deadline passed and the init was killed

@@ -79,8 +79,9 @@ struct Plan {
   std::filesystem::path host_home;  ///< the invoking user's home
   boost::json::object settings;     ///< this backend's [backends.<name>] table
   bool shell_unsafe = false;        ///< argv is /bin/sh -c STRING by the caller's choice
-  /// When set, the backend polls it (at least every 100 ms) and stops the command as asked:
-  /// terminate sends SIGTERM to every process of the command, kill ends them all at once.
+  /// When set, the backend watches it (its wake_fd(), or requested() at least every 100 ms)
+  /// and stops the command as asked: terminate sends SIGTERM to every process of the command,
+  /// kill ends them all at once. A request made before the command starts is not lost.
   std::shared_ptr<StopToken> stop;
 };
 

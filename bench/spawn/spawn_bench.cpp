@@ -15,10 +15,12 @@
 // "run in a warm process" is one run of an already probed backend inside a long-lived process
 // (the C++ API), without any process start-up; "a C++ program doing nothing" is the start-up
 // every C++ command pays here. "cordon run" is `cordon run --backend landlock -- /bin/true`,
-// measured when it works here. Diagnostics: CORDON_BENCH_NO_TOTALS=1 drops the memory and
-// process totals (no cgroup then), CORDON_BENCH_NETWORK=1 allows the network (no network
-// namespace), to see what each costs; CORDON_BENCH_PROGRAM=PATH runs PATH instead of /bin/true.
-// Build it optimised for meaningful figures.
+// measured when it works here. "floor" is floor.c: the least any namespaced sandbox costs here
+// (a static C program doing namespaces, /proc, Landlock and seccomp, and nothing else).
+// Diagnostics: CORDON_BENCH_NO_TOTALS=1 drops the memory and process totals (no cgroup then),
+// CORDON_BENCH_NETWORK=1 allows the network (no network namespace), to see what each costs;
+// CORDON_BENCH_PROGRAM=PATH runs PATH instead of /bin/true. Build it optimised for meaningful
+// figures.
 #include <cordon/policy_loader.hpp>
 #include <cordon/requirements.hpp>
 
@@ -288,6 +290,9 @@ int main(int argc, char** argv) {
   if (works(unshare)) entries.push_back({"unshare -Urpfn --mount-proc", unshare});
   bool bwrap_ok = works(bwrap);
   if (bwrap_ok) entries.push_back({"bwrap --unshare-all", bwrap});
+  Command floor{CORDON_BENCH_FLOOR};
+  bool floor_ok = works(floor);
+  if (floor_ok) entries.push_back({"floor (static C, see floor.c)", floor});
   entries.push_back({"landlock, C++ API process", api});  // probes every time
   if (cli_ok) {
     entries.push_back({"cordon run --backend landlock", cli});
@@ -308,6 +313,16 @@ int main(int argc, char** argv) {
   }
   if (!cli_ok)
     std::printf("%-28s not measured: it does not run /bin/true here yet\n", "cordon run");
+  Cost f{0, 0}, c{0, 0};
+  for (std::size_t k = 0; k < entries.size(); ++k) {
+    if (entries[k].cmd == floor) f = costs[k];
+    if (entries[k].cmd == cli && !entries[k].probe_cache_off) c = costs[k];
+  }
+  if (floor_ok && bwrap_ok && cli_ok)
+    std::printf(
+        "the floor is %.2f of bwrap; cordon run is %.2f x the floor, %.2f ms above it (0.75 of "
+        "bwrap leaves %.2f ms above it)\n",
+        f.wall / w.wall, c.wall / f.wall, c.wall - f.wall, 0.75 * w.wall - f.wall);
   const Command& par = cli_ok ? cli : api;
   std::printf("2 in parallel (%s): %.0f runs/s   (bwrap: %.0f runs/s)\n", cli_ok ? "cli" : "api",
               parallel_rate(par, seconds), bwrap_ok ? parallel_rate(bwrap, seconds) : 0.0);

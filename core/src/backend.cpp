@@ -99,17 +99,15 @@ GarbageReport Backend::collect_garbage(const boost::json::object& settings) {
 
 GarbageReport Backend::do_collect_garbage(const boost::json::object&) { return {}; }
 
-namespace {
-
-// Requirements the probe did not prove, each with the backend's evidence; run() refuses
-// rather than degrade.
-std::string unproven(const Requirements& reqs, const ProbeResult& probe) {
+std::string unproven_lines(const Requirements& reqs, const ProbeResult& probe) {
   std::string lines;
   for (const auto& r : reqs)
     if (!probe.proves(r.id))
       lines += "\n  " + r.id + " (" + r.clause + "): " + probe.evidence(r.id);
   return lines;
 }
+
+namespace {
 
 RunResult fault(const std::string& backend, const std::string& what) {
   RunResult failed;
@@ -132,7 +130,7 @@ RunResult Backend::run(const Plan& plan, OutputSink& sink) {
         Error(code::kBackendUnavailable, "backend '" + name() + "' is not available: " + pr.reason);
     return refused;
   }
-  if (auto missing = unproven(plan.requirements, pr); !missing.empty()) {
+  if (auto missing = unproven_lines(plan.requirements, pr); !missing.empty()) {
     refused.error =
         Error(code::kUnproven, "backend '" + name() + "' cannot prove:" + missing,
               "choose a backend that proves them (cordon backends) or relax the policy");

@@ -144,12 +144,4 @@ ProbeResult probe_result(const ProbeFacts& f) {
   return r;
 }
 
-std::string unproven_lines(const Requirements& reqs, const ProbeResult& probe) {
-  std::string lines;
-  for (const auto& r : reqs)
-    if (!probe.proves(r.id))
-      lines += "\n  " + r.id + " (" + r.clause + "): " + probe.evidence(r.id);
-  return lines;
-}
-
 }  // namespace cordon::docker

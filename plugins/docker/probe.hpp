@@ -5,7 +5,6 @@
 #pragma once
 
 #include <cordon/backend.hpp>
-#include <cordon/requirements.hpp>
 
 #include <string>
 #include <vector>
@@ -37,9 +36,5 @@ ProbeFacts gather_probe_facts(const Endpoint& ep);
 
 /// One proof per capability, with evidence. Pure.
 ProbeResult probe_result(const ProbeFacts& facts);
-
-/// The requirements `probe` does not prove, one line each ("\n  id (clause): evidence");
-/// empty when it proves them all. Pure.
-std::string unproven_lines(const Requirements& reqs, const ProbeResult& probe);
 
 }  // namespace cordon::docker

@@ -99,6 +99,11 @@ struct BackendContext {
   std::filesystem::path state_dir;
 };
 
+/// The requirements `probe` does not prove, one line each ("\n  id (clause): evidence"); empty
+/// when it proves them all. Backend::run refuses with them; a backend that checks another
+/// target's probe (docker: the daemon a run's settings name) words its refusal the same way.
+CORDON_API std::string unproven_lines(const Requirements& reqs, const ProbeResult& probe);
+
 /// Base class of every backend.
 class CORDON_API Backend {
  public:

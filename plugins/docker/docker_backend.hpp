@@ -31,7 +31,7 @@ class DockerBackend final : public Backend {
   /// The daemon at `ep`, pinged and versioned once per backend object.
   std::shared_ptr<const Daemon> daemon_for(const Endpoint& ep);
   void execute(const Plan& plan, OutputSink& sink, RunResult& result);
-  /// Refuses (CRD1002, CRD1001) when `ep`, the daemon a run's settings name, is not the one
+  /// Refuses (CRD1004, CRD1001) when `ep`, the daemon a run's settings name, is not the one
   /// the backend's probe asked and its own probe (made once, kept while it is available) is
   /// unavailable or does not prove `reqs`: each daemon's kernel and build decide its limits.
   void require_proven_at(const Endpoint& ep, const Requirements& reqs);

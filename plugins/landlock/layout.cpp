@@ -34,10 +34,19 @@ void add_bind(BindMap& binds, const HostPath& p, bool writable) {
   step.writable = step.writable || writable;
 }
 
+// read = "host" shows every top-level entry but these: the kernel's trees (made fresh), the
+// private /tmp, and /run, which holds the host's live endpoints rather than files to read —
+// the user's systemd and D-Bus sessions (`systemd-run --user` runs anything outside the
+// sandbox) and container daemons' sockets (root, for a member of their group). A policy that
+// writes a path under /run gets that path.
+bool hidden_from_host_reads(const std::string& name) {
+  return name == "proc" || name == "dev" || name == "tmp" || name == "run";
+}
+
 void add_root_entries(const HostView& view, Layout& layout, BindMap& binds, bool writable) {
   for (const auto& e : view.root_entries) {
     std::string path = "/" + e.name;
-    if (e.name == "proc" || e.name == "dev" || e.name == "tmp") continue;
+    if (hidden_from_host_reads(e.name)) continue;
     if (e.kind == RootEntry::Kind::symlink)
       layout.symlinks.emplace_back(path, e.link_target);
     else

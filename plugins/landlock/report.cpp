@@ -51,7 +51,10 @@ std::string mechanism(const RunSetup& s, std::string_view id) {
            (others == 0 ? "" : ", " + std::to_string(others) + " more write path(s)") +
            (s.layout.private_tmp ? ", the private /tmp" : "") +
            (s.layout.home_kind != HomeKind::host ? " and the private HOME" : "") +
-           "; other binds are read-only mounts";
+           "; other binds are read-only mounts" +
+           (s.layout.read_host ? "; the host's /run (session buses, daemons' sockets) is not "
+                                 "in the tree"
+                               : "");
   }
   if (id == cap::fs_exec_block)
     return s.view.blocked_exec.empty()

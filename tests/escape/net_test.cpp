@@ -1,11 +1,14 @@
 // The network: loopback TCP, UDP and IPv6 to listeners the test opens on the host, port rules,
 // and unix sockets (path and abstract) of host daemons. Every denial is also checked from the
 // host side: the listener must have received nothing.
+#include <sys/stat.h>
+#include <unistd.h>
 #include <catch2/catch.hpp>
 
 #include "cordon_run.hpp"
 #include "host.hpp"
 #include "probes.hpp"
+#include "process.hpp"
 
 using namespace escape;
 
@@ -174,6 +177,37 @@ TEST_CASE("escape: a host unix socket outside the policy cannot be reached",
   CHECK_THAT(ran.line("unix " + s.unlisted() + "/daemon.sock"),
              IsErr({"ENOENT", "EACCES", "ECONNREFUSED", "EPERM"}));
   CHECK_FALSE(daemon.accept_message(300).has_value());
+}
+
+TEST_CASE("escape: with read = \"host\", sockets under the host's /run cannot be reached",
+          "[escape][userns][net][unix][host]") {
+  // /run holds the user's systemd and D-Bus sessions and container daemons' sockets; this
+  // stands for them. The root and unprivileged runs share the directory (scripts/test makes
+  // it; a root run makes it itself).
+  const std::string shared = "/run/cordon-escape";
+  if (running_as_root() && ::mkdir(shared.c_str(), 01777) == 0) ::chmod(shared.c_str(), 01777);
+  ESCAPE_REQUIRE_ENV(::access(shared.c_str(), W_OK | X_OK) == 0,
+                     "needs a writable /run/cordon-escape (scripts/test makes it as root)");
+  Scratch s;
+  std::string dir = shared + "/" + unique_marker("daemon");
+  REQUIRE(::mkdir(dir.c_str(), 0755) == 0);
+  std::string sock = dir + "/daemon.sock";
+  {
+    UnixListener daemon(UnixListener::Kind::path, sock);
+    auto policy = confined(s.root());
+    policy.read_host = true;
+    auto denied = run_probe(s, policy, "netprobe", {"unix", sock, "to-daemon"});
+    INFO(denied.describe());
+    CHECK_THAT(denied.line("unix " + sock), IsErr({"ENOENT", "EACCES", "ECONNREFUSED", "EPERM"}));
+    CHECK_FALSE(daemon.accept_message(300).has_value());
+    // Written explicitly, the directory is there and its socket answers.
+    policy.write->push_back(dir);
+    auto allowed = run_probe(s, policy, "netprobe", {"unix", sock, "granted"});
+    INFO(allowed.describe());
+    CHECK_THAT(allowed.line("unix " + sock), IsOk());
+    CHECK(daemon.accept_message(2000) == std::optional<std::string>("granted"));
+  }
+  ::rmdir(dir.c_str());
 }
 
 TEST_CASE("escape: host abstract unix sockets cannot be reached",

@@ -45,6 +45,9 @@ case "$mode" in
       skip_or_fail "'$binary' is not executable by '$user' (the build tree must be traversable:" \
                    "chmod o+rx on every directory above it)"
     fi
+    # A directory under /run where the user can put a socket of its own ("sockets under the
+    # host's /run cannot be reached"), as a session bus would be.
+    install -d -m 1777 /run/cordon-escape || skip_or_fail "cannot make /run/cordon-escape"
     # Tests tagged [root] need a root caller by definition; everything else runs as the user.
     # cd / so that the user's lack of access to the current directory does not matter.
     cd / && exec runuser -u "$user" -- "$binary" "~[root]" "$@"

@@ -133,6 +133,7 @@ TEST_CASE("layout: read = host binds every top-level entry and hides the host's 
                     {"etc", RootEntry::Kind::dir, ""},
                     {"home", RootEntry::Kind::dir, ""},
                     {"proc", RootEntry::Kind::dir, ""},
+                    {"run", RootEntry::Kind::dir, ""},
                     {"srv", RootEntry::Kind::dir, ""},
                     {"tmp", RootEntry::Kind::dir, ""},
                     {"usr", RootEntry::Kind::dir, ""}};
@@ -142,6 +143,7 @@ TEST_CASE("layout: read = host binds every top-level entry and hides the host's 
   CHECK_FALSE(step_at(l, "/proc"));
   CHECK_FALSE(step_at(l, "/dev"));
   CHECK_FALSE(step_at(l, "/tmp"));
+  CHECK_FALSE(step_at(l, "/run"));  // the host's live sockets, not files to read
   CHECK(l.private_tmp);
   REQUIRE(step_at(l, "/home/u"));
   CHECK(step_at(l, "/home/u")->kind == MountStep::Kind::home_tmpfs);
@@ -177,6 +179,19 @@ TEST_CASE("layout: HOME falls back when the home itself is granted", "[layout]")
   LayoutOptions host_home;
   host_home.home_private = false;
   CHECK(plan_layout(v, host_home).home_kind == HomeKind::host);
+}
+
+TEST_CASE("layout: with read = host, a path under /run is there only when written", "[layout]") {
+  HostView v = confined_view();
+  v.read_host = true;
+  v.read.clear();
+  v.root_entries = {{"run", RootEntry::Kind::dir, ""}, {"usr", RootEntry::Kind::dir, ""}};
+  CHECK_FALSE(step_at(plan_layout(v, {}), "/run"));
+  v.write.push_back({"/run/app", true});
+  auto l = plan_layout(v, {});
+  CHECK_FALSE(step_at(l, "/run"));
+  REQUIRE(step_at(l, "/run/app"));
+  CHECK(step_at(l, "/run/app")->writable);
 }
 
 TEST_CASE("layout: writing the host's /tmp turns the private /tmp off", "[layout]") {

@@ -21,6 +21,7 @@
 #include <set>
 
 #include "fd.hpp"
+#include "layout.hpp"
 
 namespace cordon::landlock {
 
@@ -165,21 +166,30 @@ std::vector<RootEntry> root_entries() {
 
 bool is_root(const std::string& p) { return fs::path(p).lexically_normal() == "/"; }
 
-// With the network allowed, name resolution needs the file /etc/resolv.conf points to (on
-// systemd-resolved hosts, a file under /run), when /etc itself is readable.
+// With the network allowed, name resolution needs the file /etc/resolv.conf points to.
 void add_resolver(HostView& view) {
-  auto target = existing("/etc/resolv.conf");
-  if (!target || target->path == "/etc/resolv.conf") return;
-  bool etc_readable = std::any_of(view.read.begin(), view.read.end(), [](const HostPath& p) {
-    return p.dir && (p.path == "/etc" || p.path == "/");
-  });
-  if (!etc_readable) return;
+  auto target = resolver_file("/etc/resolv.conf", view.read_host, view.read);
+  if (!target) return;
   view.read.push_back(*target);
   view.notes.push_back("network.allow: '" + target->path +
                        "' (the target of /etc/resolv.conf) is readable for name resolution");
 }
 
 }  // namespace
+
+std::optional<HostPath> resolver_file(const std::string& conf, bool read_host,
+                                      const std::vector<HostPath>& read) {
+  auto target = existing(conf);
+  if (!target || target->dir || target->path == normal(conf)) return std::nullopt;
+  // read = "host" shows every file but those under /run (layout.cpp), where systemd-resolved
+  // keeps it.
+  if (read_host) return is_within(target->path, "/run") ? target : std::nullopt;
+  std::string dir = fs::path(normal(conf)).parent_path().string();
+  bool dir_readable = std::any_of(read.begin(), read.end(), [&dir](const HostPath& p) {
+    return p.dir && is_within(dir, p.path);
+  });
+  return dir_readable ? target : std::nullopt;
+}
 
 std::vector<std::string> resolve_program(const std::string& name, const std::string& search) {
   std::vector<std::string> files;
@@ -258,7 +268,7 @@ HostView gather_host_view(const Plan& plan) {
   std::vector<std::string> bases = fsys.write;
   bases.push_back(plan.workspace.string());
   if (!view.read_host) add_paths(fsys.read, "read", view.read, view, bases);
-  if (!view.read_host && plan.policy.network.allow) add_resolver(view);
+  if (plan.policy.network.allow) add_resolver(view);
   add_paths(fsys.write, "write", view.write, view, bases);
   add_blocked(fsys.blocked, view);
   std::string search = env_path(plan) + ":" + system_search_path();

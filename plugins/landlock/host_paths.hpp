@@ -4,6 +4,7 @@
 
 #include <cordon/backend.hpp>
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -52,6 +53,12 @@ HostView gather_host_view(const Plan& plan);
 /// Every existing program file `name` resolves to: itself when it contains '/', else each
 /// match in `search_path` (":"-separated), canonical and without duplicates.
 std::vector<std::string> resolve_program(const std::string& name, const std::string& search_path);
+
+/// With the network allowed, the file a resolver configuration `conf` (/etc/resolv.conf) links
+/// to, when name resolution needs it granted: under /run (which read = "host" does not show),
+/// or outside the confined read set that holds `conf`'s directory (`read`). Reads the host.
+std::optional<HostPath> resolver_file(const std::string& conf, bool read_host,
+                                      const std::vector<HostPath>& read);
 
 /// The ELF interpreter (PT_INTERP) of `file`, or the program of its "#!" line; empty if none.
 std::string interpreter_of(const std::string& file);

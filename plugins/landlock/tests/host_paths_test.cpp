@@ -1,4 +1,5 @@
 // The host view's path resolution: canonical forms with and without symlinks on the way.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -56,4 +57,36 @@ TEST_CASE("host paths: a path through a symlink resolves to its target, and the 
   CHECK(v.blocked == std::vector<HostPath>{{root + "/real/sub", true}});
   CHECK(std::find(v.links.begin(), v.links.end(),
                   std::make_pair(root + "/link", std::string("real"))) != v.links.end());
+}
+
+TEST_CASE("host paths: the resolver file is granted where the policy would hide it",
+          "[host_paths]") {
+  // read = "host" hides /run, where systemd-resolved keeps the file /etc/resolv.conf links to.
+  // The root and unprivileged runs share /run/cordon-escape (run-escape.sh makes it).
+  const std::string shared = "/run/cordon-escape";
+  if (test::is_root() && ::mkdir(shared.c_str(), 01777) == 0) ::chmod(shared.c_str(), 01777);
+  if (!test::needs(::access(shared.c_str(), W_OK | X_OK) == 0,
+                   "a writable /run/cordon-escape (run-escape.sh makes it)"))
+    return;
+  TempDir run("resolver-", ::getuid(), shared);
+  TempDir etc("cordon-hp-", ::getuid());
+  std::string stub = std::filesystem::canonical(run.path()).string() + "/stub-resolv.conf";
+  test::write_file(stub, "nameserver 127.0.0.53\n");
+  std::string dir = std::filesystem::canonical(etc.path()).string();
+  std::string conf = dir + "/resolv.conf", local = dir + "/local.conf";
+  REQUIRE(::symlink(stub.c_str(), conf.c_str()) == 0);
+  test::write_file(dir + "/real.conf", "nameserver 192.0.2.1\n");
+  REQUIRE(::symlink((dir + "/real.conf").c_str(), local.c_str()) == 0);
+
+  auto hidden = resolver_file(conf, true, {});
+  REQUIRE(hidden);
+  CHECK(*hidden == HostPath{stub, false});
+  // A target that read = "host" shows anyway needs nothing.
+  CHECK_FALSE(resolver_file(local, true, {}));
+  // Confined reads: granted only when the link's directory is readable, outside the read set.
+  CHECK_FALSE(resolver_file(conf, false, {}));
+  CHECK(resolver_file(conf, false, {{dir, true}}) == HostPath{stub, false});
+  CHECK(resolver_file(local, false, {{dir, true}}) == HostPath{dir + "/real.conf", false});
+  // A plain file needs nothing.
+  CHECK_FALSE(resolver_file(dir + "/real.conf", false, {{dir, true}}));
 }

@@ -192,6 +192,14 @@ TEST_CASE("layout: with read = host, a path under /run is there only when writte
   CHECK_FALSE(step_at(l, "/run"));
   REQUIRE(step_at(l, "/run/app"));
   CHECK(step_at(l, "/run/app")->writable);
+  // The resolver file host_paths grants there (network allowed) is a read-only file bind.
+  v.read.push_back({"/run/systemd/resolve/stub-resolv.conf", false});
+  l = plan_layout(v, {});
+  const auto* resolver = step_at(l, "/run/systemd/resolve/stub-resolv.conf");
+  REQUIRE(resolver);
+  CHECK_FALSE(resolver->writable);
+  CHECK_FALSE(resolver->dir);
+  CHECK(resolver->create_target);
 }
 
 TEST_CASE("layout: writing the host's /tmp turns the private /tmp off", "[layout]") {

@@ -70,22 +70,22 @@ TEST_CASE("host paths: the resolver file is granted where the policy would hide 
     return;
   TempDir run("resolver-", ::getuid(), shared);
   TempDir etc("cordon-hp-", ::getuid());
-  std::string stub = std::filesystem::canonical(run.path()).string() + "/stub-resolv.conf";
-  test::write_file(stub, "nameserver 127.0.0.53\n");
+  std::string linked = std::filesystem::canonical(run.path()).string() + "/linked-resolv.conf";
+  test::write_file(linked, "nameserver 127.0.0.53\n");
   std::string dir = std::filesystem::canonical(etc.path()).string();
   std::string conf = dir + "/resolv.conf", local = dir + "/local.conf";
-  REQUIRE(::symlink(stub.c_str(), conf.c_str()) == 0);
+  REQUIRE(::symlink(linked.c_str(), conf.c_str()) == 0);
   test::write_file(dir + "/real.conf", "nameserver 192.0.2.1\n");
   REQUIRE(::symlink((dir + "/real.conf").c_str(), local.c_str()) == 0);
 
   auto hidden = resolver_file(conf, true, {});
   REQUIRE(hidden);
-  CHECK(*hidden == HostPath{stub, false});
+  CHECK(*hidden == HostPath{linked, false});
   // A target that read = "host" shows anyway needs nothing.
   CHECK_FALSE(resolver_file(local, true, {}));
   // Confined reads: granted only when the link's directory is readable, outside the read set.
   CHECK_FALSE(resolver_file(conf, false, {}));
-  CHECK(resolver_file(conf, false, {{dir, true}}) == HostPath{stub, false});
+  CHECK(resolver_file(conf, false, {{dir, true}}) == HostPath{linked, false});
   CHECK(resolver_file(local, false, {{dir, true}}) == HostPath{dir + "/real.conf", false});
   // A plain file needs nothing.
   CHECK_FALSE(resolver_file(dir + "/real.conf", false, {{dir, true}}));

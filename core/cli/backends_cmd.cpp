@@ -6,6 +6,7 @@
 #include <iostream>
 #include <memory>
 
+#include "run_output.hpp"
 #include "runtime_options.hpp"
 #include "verbs.hpp"
 
@@ -22,11 +23,6 @@ struct Row {
   const BackendEntry* entry;
   const ProbeResult* probe;
 };
-
-boost::json::value error_json(const std::optional<Error>& e) {
-  if (!e) return nullptr;
-  return boost::json::object{{"code", e->code()}, {"message", e->what()}, {"hint", e->hint()}};
-}
 
 boost::json::object row_json(const Row& row) {
   const BackendEntry& e = *row.entry;

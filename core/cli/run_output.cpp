@@ -31,12 +31,12 @@ void put_text(boost::json::object& o, const char* key, const std::string& bytes)
   if (!utf8) o[std::string(key) + "_base64"] = true;
 }
 
+}  // namespace
+
 boost::json::value error_json(const std::optional<Error>& e) {
   if (!e) return nullptr;
   return boost::json::object{{"code", e->code()}, {"message", e->what()}, {"hint", e->hint()}};
 }
-
-}  // namespace
 
 boost::json::object run_json(const RunOutcome& outcome, const CollectSink& output) {
   const RunResult& r = outcome.result;

@@ -7,6 +7,7 @@
 #include <boost/json/object.hpp>
 
 #include <iosfwd>
+#include <optional>
 #include <string>
 
 namespace cordon::cli {
@@ -28,6 +29,9 @@ class PassThroughSink final : public OutputSink {
 /// stdout_base64 / stderr_base64 = true when not UTF-8), stdout_truncated, stderr_truncated,
 /// duration_ms, backend, report, notes, error.
 boost::json::object run_json(const RunOutcome& outcome, const CollectSink& output);
+
+/// An error as JSON: {code, message, hint}, or null when there is none.
+boost::json::value error_json(const std::optional<Error>& e);
 
 /// The -v report: backend, duration, status, each requirement's mechanism and the notes.
 void print_report(const RunOutcome& outcome, std::ostream& err);

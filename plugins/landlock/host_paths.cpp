@@ -204,13 +204,17 @@ std::vector<std::string> resolve_program(const std::string& name, const std::str
     consider(name);
     return files;
   }
+  std::vector<std::string> seen;  // a directory named twice is looked in once
   std::size_t start = 0;
   while (start <= search.size()) {
     auto end = search.find(':', start);
     if (end == std::string::npos) end = search.size();
     auto dir = search.substr(start, end - start);
-    if (!dir.empty() && dir.front() == '/') consider(dir + "/" + name);
     start = end + 1;
+    if (dir.empty() || dir.front() != '/' || std::find(seen.begin(), seen.end(), dir) != seen.end())
+      continue;
+    consider(dir + "/" + name);
+    seen.push_back(std::move(dir));
   }
   return files;
 }

@@ -207,7 +207,7 @@ struct ChildData {
   std::vector<char*> envp, argv;
   std::string uid_map, gid_map;
   std::vector<int> trees;
-  std::vector<char> stack;
+  std::unique_ptr<char[]> stack;  // not zeroed: the command uses a few hundred bytes of it
 
   ChildData(const Plan& plan, const Prepared& p)
       : env(environment(plan, p.layout)),
@@ -220,7 +220,7 @@ struct ChildData {
         uid_map(p.identity.uid_map()),
         gid_map(p.identity.gid_map()),
         trees(p.layout.steps.size() + p.layout.devices.size(), -1),
-        stack(kCommandStack) {}
+        stack(new char[kCommandStack]) {}
 };
 
 // The pipes of one run: cordon's ends and the sandbox's.
@@ -267,8 +267,8 @@ ChildSpec make_spec(const Prepared& p, const Policy& policy, ChildData& d, const
   spec.stdout_fd = pipes.out.write.get();
   spec.stderr_fd = pipes.err.write.get();
   spec.report_fd = pipes.report.write.get();
-  spec.stack = d.stack.data();
-  spec.stack_size = d.stack.size();
+  spec.stack = d.stack.get();
+  spec.stack_size = kCommandStack;
   return spec;
 }
 

@@ -296,6 +296,12 @@ void LandlockBackend::execute(const Plan& plan, OutputSink& sink, RunResult& res
       throw Error(code::kIsolationFailed,
                   std::string("user namespace: cannot write ") + failed + ": " + std::strerror(-e));
   };
+  if (plan.deadline && std::chrono::steady_clock::now() >= *plan.deadline) {
+    result.timed_out = true;
+    result.notes.push_back("the deadline passed during the set-up: the command did not run");
+    for (auto& note : p.view.notes) result.notes.push_back(note);
+    return;
+  }
   Started started = start_sandbox(spec, flags, cgroup ? cgroup->clone_fd() : -1,
                                   pipes.go.write.get(), write_maps);
   for (auto* end : {&pipes.out.write, &pipes.err.write, &pipes.report.write, &pipes.input.read})

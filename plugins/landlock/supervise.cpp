@@ -212,9 +212,11 @@ Outcome supervise(Started& started, ParentEnds& ends, const std::optional<std::s
     }
     if (deadline && !stopping && now >= *deadline) {
       // The init kills and reaps the tree (so its CPU time is counted); SIGKILL follows if it
-      // has not finished within the grace period.
-      send_signal(started.pidfd.get(), kStopSignal);
+      // has not finished within the grace period. Until it reports the command's start it has
+      // no handler, and the signal would be dropped: then it dies at once.
+      send_signal(started.pidfd.get(), out.started ? kStopSignal : SIGKILL);
       stopping = out.timed_out = true;
+      killed = !out.started;
       deadline = now + kStopGrace;
     } else if (stopping && !killed && now >= *deadline) {
       send_signal(started.pidfd.get(), SIGKILL);

@@ -4,7 +4,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
+#include <filesystem>
 #include <thread>
 
 #include "support.hpp"
@@ -125,6 +127,33 @@ TEST_CASE("lifecycle: at the deadline the whole tree dies, setsid and SIGTERM-pr
   CHECK_FALSE(before.empty());
   std::this_thread::sleep_for(300ms);
   CHECK(read_file(ws / "beat") == before);
+}
+
+TEST_CASE("lifecycle: a deadline that passed before the sandbox started means no run",
+          "[userns][lifecycle]") {
+  if (!sandbox_available()) return;
+  TempDir ws;
+  auto plan = make_plan(base_policy(ws.path(), ""), ws.path(),
+                        {"/bin/sh", "-c", "echo ran > marker; sleep 100"});
+  CaptureSink sink;
+  SECTION("a deadline already gone: nothing is started") {
+    plan.deadline = std::chrono::steady_clock::now() - 1s;
+    auto r = backend().run(plan, sink);
+    REQUIRE_FALSE(r.error);
+    CHECK(r.timed_out);
+    CHECK(r.cli_status() == 124);
+    CHECK(std::find(r.notes.begin(), r.notes.end(),
+                    "the deadline passed during the set-up: the command did not run") !=
+          r.notes.end());
+    CHECK_FALSE(std::filesystem::exists(ws / "marker"));
+  }
+  SECTION("a deadline ahead: the same command starts, and is killed at it") {
+    plan.deadline = std::chrono::steady_clock::now() + 1s;
+    auto r = backend().run(plan, sink);
+    REQUIRE_FALSE(r.error);
+    CHECK(r.timed_out);
+    CHECK(read_file(ws / "marker") == "ran\n");
+  }
 }
 
 TEST_CASE("lifecycle: nothing outlives the command", "[userns][lifecycle]") {

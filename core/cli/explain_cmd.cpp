@@ -74,6 +74,7 @@ void print_explanation(const Explanation& x) {
 int explain_main(const ExplainArgs& a) {
   Explanation x;
   std::unique_ptr<Registry> registry;
+  Config config;
   try {
     auto workspace = workspace_of(a.workspace);
     x.policy = policy_of(a.policy, workspace);
@@ -82,7 +83,6 @@ int explain_main(const ExplainArgs& a) {
       if (!d) throw Error(code::kBadArgument, "bad --timeout '" + *a.timeout + "'");
       x.policy.limits.timeout = d;
     }
-    Config config;
     registry = make_registry(a.runtime, config);
   } catch (const ErrorList& e) {
     print_errors(e.errors());
@@ -93,7 +93,9 @@ int explain_main(const ExplainArgs& a) {
   }
   x.requirements = derive_requirements(x.policy);
   x.request = DispatchRequest{x.requirements, a.backend, x.policy.backend.prefer, x.policy.name};
-  x.decision = choose_backend(*registry, x.request, true, &x.candidates);
+  x.decision = choose_backend(
+      *registry, x.request, true, &x.candidates,
+      [&](const std::string& name) { return backend_settings(x.policy, config.backends, name); });
   if (a.json)
     std::cout << boost::json::serialize(explanation_json(x)) << "\n";
   else

@@ -53,12 +53,31 @@ ProbeResult Backend::guarded_probe() {
   } catch (...) {
     what = "unknown exception";
   }
+  return fault_result(what);
+}
+
+ProbeResult Backend::fault_result(const std::string& what) {
   ProbeResult failed;
   failed.reason = "probe failed: " + what;
   failed.fault = Error(code::kPluginProbe, "probe of backend '" + name() + "' threw: " + what,
                        "report this to the plugin's author; the backend is unusable");
   return failed;
 }
+
+ProbeResult Backend::probe_for(const boost::json::object& settings) {
+  if (settings.empty() || !validate_settings(settings).empty()) return probe();
+  std::string what;
+  try {
+    return do_probe_for(settings);
+  } catch (const std::exception& e) {
+    what = e.what();
+  } catch (...) {
+    what = "unknown exception";
+  }
+  return fault_result(what);
+}
+
+ProbeResult Backend::do_probe_for(const boost::json::object&) { return probe(); }
 
 std::vector<Error> Backend::validate_settings(const boost::json::object& settings) {
   std::string what;
@@ -124,10 +143,11 @@ RunResult Backend::run(const Plan& plan, OutputSink& sink) {
     refused.error = Error(code::kBadArgument, "no program to run", "pass a program after '--'");
     return refused;
   }
-  const auto& pr = probe();
+  const ProbeResult pr = probe_for(plan.settings);
   if (!pr.available) {
-    refused.error =
-        Error(code::kBackendUnavailable, "backend '" + name() + "' is not available: " + pr.reason);
+    refused.error = pr.unusable ? *pr.unusable
+                                : Error(code::kBackendUnavailable,
+                                        "backend '" + name() + "' is not available: " + pr.reason);
     return refused;
   }
   if (auto missing = unproven_lines(plan.requirements, pr); !missing.empty()) {

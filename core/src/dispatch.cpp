@@ -48,6 +48,7 @@ Error unknown_backend(const std::string& name, const std::vector<std::string>& k
 
 Error refuse_named(const DispatchRequest& req, const Verdict& v, const Candidate& c) {
   if (c.error) return *c.error;
+  if (c.probe && !c.probe->available && c.probe->unusable) return *c.probe->unusable;
   if (c.probe && !c.probe->available)
     return Error(code::kBackendUnavailable,
                  "backend '" + v.name + "' is not available here: " + c.probe->reason,

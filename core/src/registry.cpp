@@ -212,6 +212,24 @@ Backend* Registry::backend(const std::string& name) {
   return slot->backend.get();
 }
 
+std::optional<ProbeResult> Registry::probe_for(const std::string& name,
+                                               const boost::json::object& settings) {
+  if (settings.empty()) {
+    const ProbeResult* p = probe(name);
+    return p ? std::optional<ProbeResult>(*p) : std::nullopt;
+  }
+  Backend* b = backend(name);
+  if (!b) return std::nullopt;
+  Slot& slot = *slots_.at(name);
+  if (slot.entry.error) return std::nullopt;
+  ProbeResult result = b->probe_for(settings);
+  if (result.fault) {
+    fail(slot, *result.fault);
+    return std::nullopt;
+  }
+  return result;
+}
+
 const ProbeResult* Registry::probe(const std::string& name) {
   Backend* b = backend(name);
   if (!b) return nullptr;

@@ -47,23 +47,25 @@ boost::json::object backend_settings(const Policy& policy,
   return settings;
 }
 
-Candidate evaluate(Registry& registry, const std::string& name) {
+Candidate evaluate(Registry& registry, const std::string& name,
+                   const boost::json::object& settings) {
   Candidate c{name, false, std::nullopt, std::nullopt};
   const BackendEntry* entry = registry.find(name);
   if (!entry) return c;
   c.installed = true;
-  if (const ProbeResult* probe = registry.probe(name))
-    c.probe = *probe;
+  if (auto probe = registry.probe_for(name, settings))
+    c.probe = std::move(*probe);
   else
     c.error = entry->error;
   return c;
 }
 
 Decision choose_backend(Registry& registry, const DispatchRequest& request, bool probe_all,
-                        std::vector<Candidate>* seen) {
+                        std::vector<Candidate>* seen, const SettingsOf& settings_of) {
   std::vector<Candidate> candidates;
   for (const auto& name : dispatch_order(request).order) {
-    candidates.push_back(evaluate(registry, name));
+    candidates.push_back(
+        evaluate(registry, name, settings_of ? settings_of(name) : boost::json::object()));
     if (!probe_all && judge(request.requirements, candidates.back()).satisfies) break;
   }
   // Only a refusal of an unknown name needs every name, and listing them loads nothing.
@@ -128,7 +130,9 @@ RunOutcome run_invocation(Registry& registry, const Invocation& inv, OutputSink&
             [](const Requirement& a, const Requirement& b) { return a.id < b.id; });
   if (auto bad = check_workspace(inv.workspace)) return refused(std::move(out), *bad);
   DispatchRequest request{out.requirements, inv.backend, policy.backend.prefer, policy.name};
-  out.decision = choose_backend(registry, request);
+  out.decision = choose_backend(registry, request, false, nullptr, [&](const std::string& name) {
+    return backend_settings(policy, inv.config_backends, name);
+  });
   if (!out.decision.chosen) return refused(std::move(out), *out.decision.refusal);
   out.backend = *out.decision.chosen;
   Backend& backend = *registry.backend(out.backend);

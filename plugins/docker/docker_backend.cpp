@@ -135,27 +135,47 @@ RunResult DockerBackend::do_run(const Plan& plan, OutputSink& sink) noexcept {
   return result;
 }
 
-void DockerBackend::require_proven_at(const Endpoint& ep, const Requirements& reqs) {
-  std::string key = ep.key();
-  std::optional<ProbeResult> known;
-  {
-    std::lock_guard lock(mutex_);
-    if (key == probed_key_) return;  // Backend::run checked this daemon's probe
-    if (auto it = probes_.find(key); it != probes_.end()) known = it->second;
-  }
-  if (!known) {
-    known = probe_result(gather_probe_facts(ep));
-    if (known->available) {
-      std::lock_guard lock(mutex_);
-      probes_.emplace(key, *known);
-    }
-  }
+namespace {
+
+// A named daemon's probe words its refusals itself, naming the daemon.
+ProbeResult named_probe(const ProbeFacts& facts, const Endpoint& ep) {
+  ProbeResult r = probe_result(facts);
   std::string where = "the docker daemon at " + ep.display() + " (named by backends.docker)";
-  if (!known->available)
-    throw Error(code::kBackendUnavailable, where + " cannot be used: " + known->reason);
-  if (auto lines = unproven_lines(reqs, *known); !lines.empty())
-    throw Error(code::kUnproven, where + " cannot prove:" + lines,
-                "use a daemon that proves them, or relax the policy");
+  if (!r.available)
+    r.unusable = facts.error
+                     ? *facts.error
+                     : Error(code::kBackendUnavailable, where + " cannot be used: " + r.reason);
+  for (auto& proof : r.proofs)
+    if (!proof.proven) proof.evidence = where + ": " + proof.evidence;
+  return r;
+}
+
+}  // namespace
+
+ProbeResult DockerBackend::do_probe_for(const json::object& settings) noexcept {
+  try {
+    Settings s = parse_settings(settings);
+    Endpoint ep = resolve_endpoint(s.socket, s.host);
+    std::string key = ep.key();
+    bool probed = false;  // the daemon probe() asked
+    {
+      std::lock_guard lock(mutex_);
+      if (auto it = probes_.find(key); it != probes_.end()) return it->second;
+      probed = key == probed_key_;
+    }
+    if (probed) return probe();
+    ProbeResult r = named_probe(gather_probe_facts(ep), ep);
+    for (const auto& line : r.facts) cordon::log::debug(log(), "docker probe: " + line);
+    if (r.available) {
+      std::lock_guard lock(mutex_);
+      probes_.emplace(key, r);
+    }
+    return r;
+  } catch (const std::exception& e) {
+    ProbeResult r;
+    r.reason = std::string("probe failed: ") + e.what();
+    return r;
+  }
 }
 
 std::shared_ptr<const Daemon> DockerBackend::daemon_for(const Endpoint& ep) {
@@ -235,8 +255,9 @@ void DockerBackend::execute(const Plan& plan, OutputSink& sink, RunResult& resul
   if (auto errors = docker::validate_settings(plan.settings); !errors.empty()) throw errors.front();
   Settings settings = parse_settings(plan.settings);
   Endpoint endpoint = resolve_endpoint(settings.socket, settings.host);
-  auto daemon = daemon_for(endpoint);  // CRD1005 when it does not answer
-  require_proven_at(endpoint, plan.requirements);
+  // Backend::run refused already unless this daemon's probe proved the plan (do_probe_for);
+  // one that went away since gives CRD1005 here.
+  auto daemon = daemon_for(endpoint);
   std::string run_id = new_run_id();
   auto [mask_file, mask_folder] = ensure_masks(mask_dir());
   std::string waiter_path = ensure_waiter(mask_dir());

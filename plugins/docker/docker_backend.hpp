@@ -23,6 +23,10 @@ class DockerBackend final : public Backend {
 
  protected:
   ProbeResult do_probe() noexcept override;
+  /// The daemon a run's settings name proves the run, when it is not the default one: each
+  /// daemon's kernel and build decide its limits. Its probe is made once and kept while it is
+  /// available.
+  ProbeResult do_probe_for(const boost::json::object& settings) noexcept override;
   RunResult do_run(const Plan& plan, OutputSink& sink) noexcept override;
   std::vector<Error> do_validate_settings(const boost::json::object& settings) noexcept override;
   GarbageReport do_collect_garbage(const boost::json::object& settings) noexcept override;
@@ -31,10 +35,6 @@ class DockerBackend final : public Backend {
   /// The daemon at `ep`, pinged and versioned once per backend object.
   std::shared_ptr<const Daemon> daemon_for(const Endpoint& ep);
   void execute(const Plan& plan, OutputSink& sink, RunResult& result);
-  /// Refuses (CRD1004, CRD1001) when `ep`, the daemon a run's settings name, is not the one
-  /// the backend's probe asked and its own probe (made once, kept while it is available) is
-  /// unavailable or does not prove `reqs`: each daemon's kernel and build decide its limits.
-  void require_proven_at(const Endpoint& ep, const Requirements& reqs);
   std::filesystem::path mask_dir() const;
   /// The warm pool for `daemon`, made on first use.
   WarmPool& pool_for(const std::shared_ptr<const Daemon>& daemon);

@@ -54,6 +54,9 @@ ProbeFacts gather_probe_facts(const Endpoint& ep) {
     f.server = text(daemon.version_info(), "Version");
     f.arch = text(daemon.version_info(), "Arch");
     read_info(daemon.json("GET", "/info", code::kServiceUnreachable, "info"), f);
+  } catch (const Error& e) {
+    f.failure = e.what();
+    f.error = e;
   } catch (const std::exception& e) {
     f.failure = e.what();
   }

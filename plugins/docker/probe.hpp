@@ -6,6 +6,7 @@
 
 #include <cordon/backend.hpp>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,18 +14,19 @@ namespace cordon::docker {
 
 /// What the probe learned from the daemon.
 struct ProbeFacts {
-  std::string where;       ///< the endpoint, for messages
-  std::string failure;     ///< why the daemon could not be used; empty when it could
-  std::string api;         ///< negotiated API version
-  std::string server;      ///< engine version
-  std::string arch;        ///< the daemon's architecture (/version Arch, "amd64")
-  bool memory = false;     ///< MemoryLimit and SwapLimit
-  bool pids = false;       ///< PidsLimit
-  bool cpu_quota = false;  ///< CpuCfsQuota
-  bool userns = false;     ///< SecurityOptions has name=userns
-  bool rootless = false;   ///< SecurityOptions has name=rootless
-  bool seccomp = false;    ///< SecurityOptions has name=seccomp
-  bool init = false;       ///< the daemon names an init binary
+  std::string where;           ///< the endpoint, for messages
+  std::string failure;         ///< why the daemon could not be used; empty when it could
+  std::optional<Error> error;  ///< the same, as cordon's error (its code and hint), when it is one
+  std::string api;             ///< negotiated API version
+  std::string server;          ///< engine version
+  std::string arch;            ///< the daemon's architecture (/version Arch, "amd64")
+  bool memory = false;         ///< MemoryLimit and SwapLimit
+  bool pids = false;           ///< PidsLimit
+  bool cpu_quota = false;      ///< CpuCfsQuota
+  bool userns = false;         ///< SecurityOptions has name=userns
+  bool rootless = false;       ///< SecurityOptions has name=rootless
+  bool seccomp = false;        ///< SecurityOptions has name=seccomp
+  bool init = false;           ///< the daemon names an init binary
   std::string cgroup_version;
   std::vector<std::string> runtimes;
 };

@@ -75,13 +75,67 @@ TEST_CASE("runner: invalid backend settings are refused with CRD2015", "[runner]
   auto o = run_invocation(r, inv, out);
   REQUIRE(o.result.error);
   CHECK(o.result.error->code() == "CRD2015");
-  CHECK(o.result.error->message() == "backends.good.colour: expected 'greeting' as a string");
+  CHECK(o.result.error->message() ==
+        "backends.good.colour: expected 'greeting' or 'target' as a string");
   CHECK(o.result.cli_status() == 125);
   CHECK(out.out.empty());
   inv.policy.backends["good"] = boost::json::object{{"greeting", "hi"}};
   o = run_invocation(r, inv, out);
   CHECK_FALSE(o.result.error);
   CHECK(has(out.out, "settings: 1\n"));
+}
+
+TEST_CASE("runner: a backend proves the target its settings choose, not its default one",
+          "[runner][plugin]") {
+  Registry r(isolated({fixture_dir("good")}));
+  auto inv = invocation({"x"}, "good");
+  Collect out;
+  SECTION("no target: the default probe proves the standard policy") {
+    auto o = run_invocation(r, inv, out);
+    CHECK_FALSE(o.result.error);
+    CHECK(has(out.out, "argv: x\n"));
+  }
+  SECTION("a target without memory limits: refused, with that target's evidence") {
+    inv.policy.backends["good"] = boost::json::object{{"target", "weak"}};
+    auto o = run_invocation(r, inv, out);
+    REQUIRE(o.result.error);
+    CHECK(o.result.error->code() == "CRD1001");
+    CHECK(has(o.result.error->message(),
+              "limit.memory (limits.memory_mb = 512): fixture target 'weak': no memory limit"));
+    CHECK(out.out.empty());
+  }
+  SECTION("a target named by the configuration counts the same") {
+    inv.config_backends = boost::json::object{{"good", boost::json::object{{"target", "weak"}}}};
+    auto o = run_invocation(r, inv, out);
+    REQUIRE(o.result.error);
+    CHECK(o.result.error->code() == "CRD1001");
+    CHECK(out.out.empty());
+  }
+  SECTION("a target that does not answer: refused in the backend's own words") {
+    inv.policy.backends["good"] = boost::json::object{{"target", "down"}};
+    auto o = run_invocation(r, inv, out);
+    REQUIRE(o.result.error);
+    CHECK(o.result.error->code() == "CRD1005");
+    CHECK(o.result.error->message() == "nothing answered at fixture target 'down'");
+    CHECK(o.result.error->hint() == "start it");
+    CHECK(out.out.empty());
+  }
+  SECTION("Backend::run checks the plan's own settings, whoever dispatched it") {
+    Plan plan;
+    plan.argv = {"x"};
+    plan.policy = inv.policy;
+    plan.requirements = derive_requirements(inv.policy);
+    plan.settings = boost::json::object{{"target", "weak"}};
+    auto result = r.backend("good")->run(plan, out);
+    REQUIRE(result.error);
+    CHECK(result.error->code() == "CRD1001");
+    plan.settings = boost::json::object{{"target", "down"}};
+    result = r.backend("good")->run(plan, out);
+    REQUIRE(result.error);
+    CHECK(result.error->code() == "CRD1005");
+    plan.settings = {};
+    CHECK_FALSE(r.backend("good")->run(plan, out).error);
+  }
 }
 
 TEST_CASE("runner: refusals run nothing and exit 125", "[runner]") {

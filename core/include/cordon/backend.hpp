@@ -48,6 +48,10 @@ struct CORDON_API ProbeResult {
   std::vector<std::string> facts;  ///< other evidence worth showing ("limits via cgroup v2")
   /// Set by Backend::probe() when the hook threw (CRD3006); the result is then unavailable.
   std::optional<Error> fault;
+  /// Optional, with `available` false: the refusal in the backend's own words (its code and
+  /// hint, e.g. CRD1005 for a daemon that did not answer). Without it a run is refused with
+  /// CRD1004 and `reason`.
+  std::optional<Error> unusable;
 
   /// True when the capability is listed and proven (an unknown id is not proven).
   bool proves(std::string_view capability) const;
@@ -117,6 +121,13 @@ class CORDON_API Backend {
   /// throws yields an unavailable result with `fault` set (CRD3006).
   const ProbeResult& probe();
 
+  /// The probe that answers for a run with `settings` (its [backends.<name>] table): probe()'s,
+  /// unless the settings choose what the backend runs on (docker: the daemon `socket` or `host`
+  /// names), when the backend proves that target instead. Settings that do not validate get
+  /// probe()'s answer: the run is refused for them anyway (CRD2015). Dispatch and run() use
+  /// this. Never throws.
+  ProbeResult probe_for(const boost::json::object& settings);
+
   /// Checks `settings` (the [backends.<name>] table); errors name the key path (CRD2015).
   /// Never throws.
   std::vector<Error> validate_settings(const boost::json::object& settings);
@@ -138,6 +149,9 @@ class CORDON_API Backend {
   /// Runs the command; when it returns, no process of the command may be alive. Called only
   /// when the probe proved every requirement of the plan. Override as `noexcept`.
   virtual RunResult do_run(const Plan& plan, OutputSink& sink) = 0;
+  /// Default: probe(). Override when settings choose the target the backend runs on; called
+  /// only with settings that validate. Override as `noexcept`.
+  virtual ProbeResult do_probe_for(const boost::json::object& settings);
   /// Default: accepts an empty table and refuses any key. Override as `noexcept`.
   virtual std::vector<Error> do_validate_settings(const boost::json::object& settings);
   /// Default: nothing to collect. Override as `noexcept`.
@@ -148,6 +162,7 @@ class CORDON_API Backend {
 
  private:
   ProbeResult guarded_probe();
+  ProbeResult fault_result(const std::string& what);
   RunResult guarded_run(const Plan& plan, OutputSink& sink);
 
   BackendContext context_;

@@ -113,6 +113,11 @@ class CORDON_API Registry {
   /// its probe failed (find(name)->error says why, CRD3006 for a probe that threw).
   const ProbeResult* probe(const std::string& name);
 
+  /// The probe of `name` for a run with `settings` (Backend::probe_for); nullopt as for
+  /// probe(). Empty settings give probe()'s answer.
+  std::optional<ProbeResult> probe_for(const std::string& name,
+                                       const boost::json::object& settings);
+
   /// Everything that went wrong or deserves a warning so far, in the order it happened.
   const std::vector<Diagnostic>& diagnostics() const { return diagnostics_; }
 

@@ -12,6 +12,7 @@
 #include <boost/json/object.hpp>
 
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -61,14 +62,21 @@ CORDON_API boost::json::object backend_settings(const Policy& policy,
                                                 const boost::json::object& config_backends,
                                                 const std::string& name);
 
-/// The registry's view of one backend, as dispatch wants it (loads and probes it).
-CORDON_API Candidate evaluate(Registry& registry, const std::string& name);
+/// The registry's view of one backend, as dispatch wants it (loads it and probes it for a run
+/// with `settings`, its [backends.<name>] table).
+CORDON_API Candidate evaluate(Registry& registry, const std::string& name,
+                              const boost::json::object& settings = {});
+
+/// The settings a run would give backend `name` (see backend_settings).
+using SettingsOf = std::function<boost::json::object(const std::string& name)>;
 
 /// Chooses a backend for `request`. Probes candidates in order and stops at the first that
 /// proves everything, unless `probe_all` (for `cordon explain`). `seen` receives every
-/// candidate evaluated.
+/// candidate evaluated. Each candidate is probed for the settings `settings_of` gives it (none
+/// when it is empty): a backend whose settings choose its target proves that target.
 CORDON_API Decision choose_backend(Registry& registry, const DispatchRequest& request,
-                                   bool probe_all = false, std::vector<Candidate>* seen = nullptr);
+                                   bool probe_all = false, std::vector<Candidate>* seen = nullptr,
+                                   const SettingsOf& settings_of = {});
 
 /// Derives the requirements, chooses the backend, validates its settings (CRD2015), builds the
 /// plan and runs it, streaming output to `sink`. Never throws: every failure is in

@@ -47,3 +47,37 @@ TEST_CASE(
     if (r.error) CHECK(r.error->code() != "CRD1001");
   }
 }
+
+TEST_CASE(
+    "probe: a run on a daemon named by settings needs no default daemon, and one that does "
+    "not answer is CRD1005",
+    "[unit][daemon]") {
+  TempDir ws;
+  std::string named_socket = ws / "named.sock";
+  FakeDaemon named(named_socket, FakeDaemon::Mode::vanish_after_start);
+  // The default daemon (DOCKER_HOST) answers nowhere: the backend's own probe fails.
+  ::setenv("DOCKER_HOST", ("unix://" + (ws / "absent.sock")).c_str(), 1);
+  DockerBackend backend(BackendContext{"docker", nullptr, "/var/tmp/cordon-docker-test"});
+  bool default_available = backend.probe().available;
+  ::unsetenv("DOCKER_HOST");
+  REQUIRE_FALSE(default_available);
+  Policy limited = base_policy(ws.path());
+  limited.limits.memory_mb = 256;
+  auto plan = make_plan(limited, ws.path(), {"/bin/true"});
+  CaptureSink sink;
+
+  SECTION("the named daemon proves the plan and gets its container") {
+    plan.settings["socket"] = named_socket;
+    auto r = backend.run(plan, sink);
+    CHECK(named.saw("POST", "/containers/create"));
+    if (r.error) CHECK(r.error->code() != "CRD1004");
+  }
+  SECTION("a named daemon that does not answer") {
+    std::string silent = ws / "silent.sock";
+    plan.settings["socket"] = silent;
+    auto r = backend.run(plan, sink);
+    REQUIRE(r.error);
+    CHECK(r.error->code() == "CRD1005");
+    CHECK(r.error->message().find("no daemon answered at " + silent) == 0);
+  }
+}

@@ -7,6 +7,24 @@
 
 namespace cordon {
 
+namespace {
+
+// Calls a hook; one that throws despite its contract yields on_throw(what it threw).
+template <class Hook, class OnThrow>
+auto guarded(Hook&& hook, OnThrow&& on_throw) -> decltype(hook()) {
+  std::string what;
+  try {
+    return hook();
+  } catch (const std::exception& e) {
+    what = e.what();
+  } catch (...) {
+    what = "unknown exception";
+  }
+  return on_throw(what);
+}
+
+}  // namespace
+
 OutputSink::~OutputSink() = default;
 
 bool ProbeResult::proves(std::string_view capability) const {
@@ -45,15 +63,8 @@ const ProbeResult& Backend::probe() {
 
 // A hook that throws despite the contract becomes a fault, never an escaping exception.
 ProbeResult Backend::guarded_probe() {
-  std::string what;
-  try {
-    return do_probe();
-  } catch (const std::exception& e) {
-    what = e.what();
-  } catch (...) {
-    what = "unknown exception";
-  }
-  return fault_result(what);
+  return guarded([this] { return do_probe(); },
+                 [this](const std::string& what) { return fault_result(what); });
 }
 
 ProbeResult Backend::fault_result(const std::string& what) {
@@ -66,30 +77,19 @@ ProbeResult Backend::fault_result(const std::string& what) {
 
 ProbeResult Backend::probe_for(const boost::json::object& settings) {
   if (settings.empty() || !validate_settings(settings).empty()) return probe();
-  std::string what;
-  try {
-    return do_probe_for(settings);
-  } catch (const std::exception& e) {
-    what = e.what();
-  } catch (...) {
-    what = "unknown exception";
-  }
-  return fault_result(what);
+  return guarded([&] { return do_probe_for(settings); },
+                 [this](const std::string& what) { return fault_result(what); });
 }
 
 ProbeResult Backend::do_probe_for(const boost::json::object&) { return probe(); }
 
 std::vector<Error> Backend::validate_settings(const boost::json::object& settings) {
-  std::string what;
-  try {
-    return do_validate_settings(settings);
-  } catch (const std::exception& e) {
-    what = e.what();
-  } catch (...) {
-    what = "unknown exception";
-  }
-  return {Error(code::kBadSettings,
-                "backend '" + name() + "' failed to validate its settings: " + what)};
+  return guarded([&] { return do_validate_settings(settings); },
+                 [this](const std::string& what) {
+                   return std::vector<Error>{
+                       Error(code::kBadSettings,
+                             "backend '" + name() + "' failed to validate its settings: " + what)};
+                 });
 }
 
 std::vector<Error> Backend::do_validate_settings(const boost::json::object& settings) {
@@ -103,17 +103,13 @@ std::vector<Error> Backend::do_validate_settings(const boost::json::object& sett
 }
 
 GarbageReport Backend::collect_garbage(const boost::json::object& settings) {
-  std::string what;
-  try {
-    return do_collect_garbage(settings);
-  } catch (const std::exception& e) {
-    what = e.what();
-  } catch (...) {
-    what = "unknown exception";
-  }
-  GarbageReport failed;
-  failed.error = Error(code::kBackendFault, "backend '" + name() + "' failed to collect: " + what);
-  return failed;
+  return guarded([&] { return do_collect_garbage(settings); },
+                 [this](const std::string& what) {
+                   GarbageReport failed;
+                   failed.error = Error(code::kBackendFault,
+                                        "backend '" + name() + "' failed to collect: " + what);
+                   return failed;
+                 });
 }
 
 GarbageReport Backend::do_collect_garbage(const boost::json::object&) { return {}; }
@@ -173,13 +169,8 @@ RunResult Backend::run(const Plan& plan, OutputSink& sink) {
 }
 
 RunResult Backend::guarded_run(const Plan& plan, OutputSink& sink) {
-  try {
-    return do_run(plan, sink);
-  } catch (const std::exception& e) {
-    return fault(name(), e.what());
-  } catch (...) {
-    return fault(name(), "unknown exception");
-  }
+  return guarded([&] { return do_run(plan, sink); },
+                 [this](const std::string& what) { return fault(name(), what); });
 }
 
 }  // namespace cordon

@@ -133,8 +133,9 @@ class CORDON_API Backend {
   std::vector<Error> validate_settings(const boost::json::object& settings);
 
   /// Runs the plan. Output reaches `sink` with head-and-tail truncation at the policy's
-  /// max_output_bytes per stream. Refuses (CRD1001 / CRD1004) when the probe does not prove
-  /// every requirement of the plan. Never throws: failures are in RunResult::error.
+  /// max_output_bytes per stream. Refuses (CRD1001 / CRD1004, or the probe's `unusable`) when
+  /// the probe for the plan's settings does not prove every requirement of the plan. Never throws:
+  /// failures are in RunResult::error.
   RunResult run(const Plan& plan, OutputSink& sink);
 
   /// Removes what runs of a cordon that was killed left behind (containers, remote
@@ -147,7 +148,8 @@ class CORDON_API Backend {
   /// Proves capabilities by doing, not by guessing. Override as `noexcept`.
   virtual ProbeResult do_probe() = 0;
   /// Runs the command; when it returns, no process of the command may be alive. Called only
-  /// when the probe proved every requirement of the plan. Override as `noexcept`.
+  /// when the probe for the plan's settings (probe_for) proved every requirement of the plan.
+  /// Override as `noexcept`.
   virtual RunResult do_run(const Plan& plan, OutputSink& sink) = 0;
   /// Default: probe(). Override when settings choose the target the backend runs on; called
   /// only with settings that validate. Override as `noexcept`.

@@ -129,6 +129,12 @@ RunOutcome run_invocation(Registry& registry, const Invocation& inv, OutputSink&
   std::sort(out.requirements.begin(), out.requirements.end(),
             [](const Requirement& a, const Requirement& b) { return a.id < b.id; });
   if (auto bad = check_workspace(inv.workspace)) return refused(std::move(out), *bad);
+  // A named backend's settings are checked before it is probed for them: a mistake in them
+  // says more than a refusal from the default target they failed to replace.
+  if (Backend* named = inv.backend ? registry.backend(*inv.backend) : nullptr)
+    if (auto bad =
+            check_settings(*named, backend_settings(policy, inv.config_backends, *inv.backend)))
+      return refused(std::move(out), *bad);
   DispatchRequest request{out.requirements, inv.backend, policy.backend.prefer, policy.name};
   out.decision = choose_backend(registry, request, false, nullptr, [&](const std::string& name) {
     return backend_settings(policy, inv.config_backends, name);

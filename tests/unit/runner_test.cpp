@@ -138,6 +138,23 @@ TEST_CASE("runner: a backend proves the target its settings choose, not its defa
   }
 }
 
+TEST_CASE("runner: a named backend's settings are checked before it is probed for them",
+          "[runner][plugin]") {
+  // The throwprobe fixture's probe fails (CRD3006): its settings mistake is reported first.
+  Registry r(isolated({fixture_dir("throwprobe")}));
+  auto inv = invocation({"x"}, "throwprobe");
+  inv.policy.backends["throwprobe"] = boost::json::object{{"colour", "red"}};
+  Collect out;
+  auto o = run_invocation(r, inv, out);
+  REQUIRE(o.result.error);
+  CHECK(o.result.error->code() == "CRD2015");
+  inv.policy.backends["throwprobe"] = boost::json::object{{"greeting", "hi"}};
+  o = run_invocation(r, inv, out);
+  REQUIRE(o.result.error);
+  CHECK(o.result.error->code() == "CRD3006");
+  CHECK(out.out.empty());
+}
+
 TEST_CASE("runner: refusals run nothing and exit 125", "[runner]") {
   Registry r(isolated({fixture_dir("good")}));
   Collect out;

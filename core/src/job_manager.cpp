@@ -165,9 +165,7 @@ JobInfo JobManager::start(const JobSpec& spec) {
   Registry registry(ro);
   DispatchRequest request{derive_requirements(policy), spec.backend, policy.backend.prefer,
                           policy.name};
-  Decision decision = choose_backend(
-      registry, request, false, nullptr,
-      [&](const std::string& name) { return backend_settings(policy, config.backends, name); });
+  Decision decision = choose_for_run(registry, request, policy, config.backends);
   if (!decision.chosen)
     throw decision.refusal.value_or(Error(code::kUnproven, "no backend can run this job"));
 

@@ -99,6 +99,12 @@ std::optional<Error> check_settings(Backend& backend, const boost::json::object&
   return Error(code::kBadSettings, text, errors.front().hint());
 }
 
+Decision refusal(Error error) {
+  Decision d;
+  d.refusal = std::move(error);
+  return d;
+}
+
 Plan plan_of(const Invocation& inv, Policy policy, Requirements reqs,
              boost::json::object settings) {
   Plan plan;
@@ -119,6 +125,22 @@ Plan plan_of(const Invocation& inv, Policy policy, Requirements reqs,
 
 }  // namespace
 
+Decision choose_for_run(Registry& registry, const DispatchRequest& request, const Policy& policy,
+                        const boost::json::object& config_backends) {
+  auto settings_of = [&](const std::string& name) {
+    return backend_settings(policy, config_backends, name);
+  };
+  // A mistake in a named backend's settings says more than a refusal from the default target
+  // they failed to replace.
+  if (Backend* named = request.named ? registry.backend(*request.named) : nullptr)
+    if (auto bad = check_settings(*named, settings_of(*request.named))) return refusal(*bad);
+  Decision d = choose_backend(registry, request, false, nullptr, settings_of);
+  if (d.chosen)
+    if (auto bad = check_settings(*registry.backend(*d.chosen), settings_of(*d.chosen)))
+      return refusal(*bad);
+  return d;
+}
+
 RunOutcome run_invocation(Registry& registry, const Invocation& inv, OutputSink& sink) {
   RunOutcome out;
   Policy policy = inv.policy;
@@ -129,21 +151,12 @@ RunOutcome run_invocation(Registry& registry, const Invocation& inv, OutputSink&
   std::sort(out.requirements.begin(), out.requirements.end(),
             [](const Requirement& a, const Requirement& b) { return a.id < b.id; });
   if (auto bad = check_workspace(inv.workspace)) return refused(std::move(out), *bad);
-  // A named backend's settings are checked before it is probed for them: a mistake in them
-  // says more than a refusal from the default target they failed to replace.
-  if (Backend* named = inv.backend ? registry.backend(*inv.backend) : nullptr)
-    if (auto bad =
-            check_settings(*named, backend_settings(policy, inv.config_backends, *inv.backend)))
-      return refused(std::move(out), *bad);
   DispatchRequest request{out.requirements, inv.backend, policy.backend.prefer, policy.name};
-  out.decision = choose_backend(registry, request, false, nullptr, [&](const std::string& name) {
-    return backend_settings(policy, inv.config_backends, name);
-  });
+  out.decision = choose_for_run(registry, request, policy, inv.config_backends);
   if (!out.decision.chosen) return refused(std::move(out), *out.decision.refusal);
   out.backend = *out.decision.chosen;
   Backend& backend = *registry.backend(out.backend);
   auto settings = backend_settings(policy, inv.config_backends, out.backend);
-  if (auto bad = check_settings(backend, settings)) return refused(std::move(out), *bad);
   // The deadline starts when the command does, not when probing started.
   Plan plan = plan_of(inv, std::move(policy), out.requirements, std::move(settings));
   out.result = backend.run(plan, sink);

@@ -255,6 +255,20 @@ TEST_CASE("jobs: unknown ids are CRD6001 from every verb", "[jobs]") {
   CHECK(bad.err.find("CRD6001") != std::string::npos);
 }
 
+TEST_CASE("jobs: settings the backend does not accept refuse the start, no job is made",
+          "[jobs][userns]") {
+  if (!landlock_usable(JobEnv().policy)) return;
+  JobEnv env("[backends.landlock]\nbogus = 1\n");
+  auto r = cordon({"job", "start", "--state-dir", env.state, "--policy", env.policy, "--workspace",
+                   env.workspace, "--backend", "landlock", "--", "/bin/true"});
+  CHECK(r.status == 2);  // job verbs refuse with 2, as for an unknown backend
+  CHECK(r.err.find("CRD2015") != std::string::npos);
+  CHECK(r.err.find("backends.landlock.bogus") != std::string::npos);
+  CHECK(r.out.empty());
+  auto list = cordon({"job", "list", "--all", "--state-dir", env.state, "--json"});
+  CHECK(json::parse(list.out).as_array().empty());
+}
+
 TEST_CASE("jobs: the log keeps the newest output within max_log_bytes", "[jobs][userns]") {
   JobEnv env("[limits]\nmax_log_bytes = 65536\n");
   if (!landlock_usable(env.policy)) return;

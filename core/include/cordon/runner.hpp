@@ -78,6 +78,14 @@ CORDON_API Decision choose_backend(Registry& registry, const DispatchRequest& re
                                    bool probe_all = false, std::vector<Candidate>* seen = nullptr,
                                    const SettingsOf& settings_of = {});
 
+/// Dispatch for a run of `policy` (`cordon run`, `cordon job start`): each candidate is probed
+/// for the settings the run would give it (backend_settings), and the chosen backend's settings
+/// must validate, else the decision is a refusal with CRD2015. A backend named in `request` has
+/// its settings checked before it is probed for them.
+CORDON_API Decision choose_for_run(Registry& registry, const DispatchRequest& request,
+                                   const Policy& policy,
+                                   const boost::json::object& config_backends);
+
 /// Derives the requirements, chooses the backend, validates its settings (CRD2015), builds the
 /// plan and runs it, streaming output to `sink`. Never throws: every failure is in
 /// outcome.result.error, and the CLI exit status is outcome.result.cli_status().

@@ -203,21 +203,22 @@ Outcome supervise(Started& started, ParentEnds& ends, const std::optional<std::s
       send_signal(started.pidfd.get(), SIGTERM);
       terminated = true;
     }
-    if (asked == StopToken::Level::kill && !stopping) {
-      // Before the command started there is nothing to reap with care: the init dies now.
+    // The init kills and reaps the tree (so its CPU time is counted); SIGKILL follows if it has
+    // not finished within the grace period. Until it reports the command's start it has no
+    // handler, and the signal would be dropped: then it dies at once.
+    auto stop_tree = [&] {
       send_signal(started.pidfd.get(), out.started ? kStopSignal : SIGKILL);
-      stopping = out.stopped = true;
+      stopping = true;
       killed = !out.started;
       deadline = now + kStopGrace;
+    };
+    if (asked == StopToken::Level::kill && !stopping) {
+      stop_tree();
+      out.stopped = true;
     }
     if (deadline && !stopping && now >= *deadline) {
-      // The init kills and reaps the tree (so its CPU time is counted); SIGKILL follows if it
-      // has not finished within the grace period. Until it reports the command's start it has
-      // no handler, and the signal would be dropped: then it dies at once.
-      send_signal(started.pidfd.get(), out.started ? kStopSignal : SIGKILL);
-      stopping = out.timed_out = true;
-      killed = !out.started;
-      deadline = now + kStopGrace;
+      stop_tree();
+      out.timed_out = true;
     } else if (stopping && !killed && now >= *deadline) {
       send_signal(started.pidfd.get(), SIGKILL);
       killed = true;

@@ -10,13 +10,11 @@ set(CORDON_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/cordon)
 # A plugin needs C++20 whether or not it uses cordon_add_backend().
 target_compile_features(cordon_sdk INTERFACE cxx_std_20)
 # Only the core library built here (not an installed copy) searches the build tree's plugins.
-target_compile_definitions(cordon_core PRIVATE CORDON_BUILD_CORE_DIR="$<TARGET_FILE_DIR:cordon_core>")
 
 # Exported as cordon::core and cordon::sdk, the names used inside this tree too.
 set_target_properties(cordon_core PROPERTIES EXPORT_NAME core)
 set_target_properties(cordon_sdk PROPERTIES EXPORT_NAME sdk)
 
-install(TARGETS cordon RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(TARGETS cordon_policy_yaml LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/cordon)
 install(TARGETS cordon_core cordon_sdk EXPORT cordonTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}

@@ -274,8 +274,10 @@ int main(int argc, char** argv) {
   Command bwrap{"bwrap", "--unshare-all", "--ro-bind", "/",     "/",
                 "--dev", "/dev",          "--proc",    "/proc", "true"};
   Command api{self, "--once"};
-  Command cli{CORDON_CLI,  "run",      "--plugin-dir", CORDON_PLUGIN_DIR,
-              "--backend", "landlock", "--",           "/bin/true"};
+  // The front end, with landlock built in; and the full executable, which loads the plugin.
+  Command cli{CORDON_CLI, "run", "--backend", "landlock", "--", "/bin/true"};
+  Command full{CORDON_FULL_CLI, "run",      "--plugin-dir", CORDON_PLUGIN_DIR,
+               "--backend",     "landlock", "--",           "/bin/true"};
   std::printf(
       "spawn cost, median of %d rounds, each running every command once (this machine, "
       "uid %d)\n",
@@ -297,7 +299,8 @@ int main(int argc, char** argv) {
   if (cli_ok) {
     entries.push_back({"cordon run --backend landlock", cli});
     entries.push_back({"  the same, probing every run", cli, true});
-    entries.push_back({"  cordon version (CLI start)", {CORDON_CLI, "version"}});
+    entries.push_back({"  the full executable (plugin)", full});
+    entries.push_back({"  cordon run --help (start)", {CORDON_CLI, "run", "--help"}});
     entries.push_back({"  a C++ program doing nothing", {CORDON_BENCH_NOOP}});
   }
   std::vector<Cost> costs = interleaved(entries, runs);

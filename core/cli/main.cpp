@@ -1,4 +1,4 @@
-// The `cordon` command: global options, logging set-up and verb registration.
+// The `cordon` command line: global options, logging set-up and verb registration.
 #include <cordon/log.hpp>
 #include <cordon/version.hpp>
 
@@ -56,7 +56,7 @@ int usage_status(const CLI::App& app) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int cordon::cli::main_cli(int argc, char** argv) {
   CLI::App app{"cordon: run untrusted commands under a declared security policy"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("cordon ") + CORDON_VERSION);

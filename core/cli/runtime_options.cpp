@@ -13,6 +13,17 @@ namespace cordon::cli {
 
 namespace fs = std::filesystem;
 
+namespace {
+std::vector<BuiltinBackend>& builtin_backends() {
+  static std::vector<BuiltinBackend> list;
+  return list;
+}
+}  // namespace
+
+void set_builtin_backends(std::vector<BuiltinBackend> builtins) {
+  builtin_backends() = std::move(builtins);
+}
+
 void add_runtime_options(CLI::App* verb, RuntimeOptions& options) {
   verb->add_option("--plugin-dir", options.plugin_dirs,
                    "search DIR for plugins first (repeatable; then CORDON_PLUGIN_PATH)");
@@ -28,6 +39,7 @@ std::unique_ptr<Registry> make_registry(const RuntimeOptions& options, Config& c
   RegistryOptions ro;
   for (const auto& d : options.plugin_dirs) ro.plugin_dirs.emplace_back(d);
   ro.pins = config.pins;
+  ro.builtins = builtin_backends();
   ro.logger = cordon::log::default_logger();
   ro.state_dir = default_backend_state_dir();
   return std::make_unique<Registry>(std::move(ro));

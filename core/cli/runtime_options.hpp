@@ -27,6 +27,10 @@ struct RuntimeOptions {
 /// Adds --plugin-dir and --config to `verb`.
 void add_runtime_options(CLI::App* verb, RuntimeOptions& options);
 
+/// Backends the executable has built in, offered by every registry make_registry makes (the
+/// front end's landlock; none in the full executable).
+void set_builtin_backends(std::vector<BuiltinBackend> builtins);
+
 /// The configuration (--config, else the default file) and a registry using its pins and
 /// the --plugin-dir directories. Throws ErrorList for a bad configuration.
 std::unique_ptr<Registry> make_registry(const RuntimeOptions& options, Config& config);

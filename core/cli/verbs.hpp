@@ -27,6 +27,10 @@ void register_job(CLI::App& app);
 /// `cordon docker gc`.
 void register_docker(CLI::App& app);
 
+/// The whole command line: parses `argv`, runs the verb, returns cordon's exit status. Both
+/// executables (the front end in core/front and the full one) call it from their main().
+int main_cli(int argc, char** argv);
+
 /// Set by a verb's callback: the status `cordon` exits with.
 void set_exit_status(int status);
 int exit_status();

@@ -1,7 +1,7 @@
 // The plugin search path and directory scanning. No plugin code is loaded here.
 #include "discovery.hpp"
 
-#include <dlfcn.h>
+#include <cordon/load_hook.hpp>
 
 #include <algorithm>
 #include <cerrno>
@@ -29,11 +29,14 @@ void add_dir(std::vector<SearchDir>& out, const fs::path& p, const char* origin,
 
 // The directory holding libcordon-core itself, found through one of its own symbols.
 std::optional<fs::path> core_library_path() {
-  Dl_info info{};
-  if (dladdr(reinterpret_cast<void*>(&plugin_file_name), &info) == 0 || !info.dli_fname)
-    return std::nullopt;
+  fs::path file = code_file(reinterpret_cast<const void*>(&plugin_file_name));
+  if (file.empty()) return std::nullopt;
+  // Linked into the executable (cordon's front end, in <prefix>/bin): the core's directory
+  // is the library directory beside it, where libcordon-core is installed.
   std::error_code ec;
-  fs::path p = fs::weakly_canonical(info.dli_fname, ec);
+  if (file == fs::read_symlink("/proc/self/exe", ec))
+    file = file.parent_path() / CORDON_LIBDIR_FROM_BIN / "libcordon-core.so";
+  fs::path p = fs::weakly_canonical(file, ec);
   if (ec) return std::nullopt;
   return p;
 }

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <link.h>
 #include <unistd.h>
+#include <cordon/load_hook.hpp>
 #include <cordon/registry.hpp>
 #include <cordon/version.hpp>
 
@@ -140,6 +141,7 @@ std::optional<Error> check_info(const PluginInfo& info, const std::string& name,
 }
 
 LoadOutcome load_plugin(const fs::path& path, const std::string& name, const PluginPins& pins) {
+  detail::before_load(path);
   LoadOutcome out;
   if ((out.error = check_allowed(path, name, pins))) return out;
   int fd = -1;

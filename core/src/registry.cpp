@@ -21,6 +21,7 @@ struct Registry::Slot {
   BackendEntry entry;
   std::optional<detail::LoadedPlugin> plugin;
   std::unique_ptr<Backend> backend;
+  std::function<std::unique_ptr<Backend>(const BackendContext&)> create_builtin;
   bool load_tried = false;
   bool create_tried = false;
 };
@@ -59,6 +60,30 @@ Registry::Registry(RegistryOptions options) : options_(std::move(options)) {
     slot->entry.toolchain = CORDON_TOOLCHAIN;
     slots_.emplace(kNoneBackend, std::move(slot));
   }
+  for (const auto& builtin : options_.builtins) add_builtin(builtin);
+}
+
+// A plugin file in a directory the caller named comes before the install's plugins, and so
+// before a built-in standing in for one of them.
+bool Registry::named_dirs_hold(const std::string& name) const {
+  for (const auto& dir : search_path_)
+    if (dir.must_exist && detail::plugin_in_dir(dir, name)) return true;
+  return false;
+}
+
+// A built-in has no file to check a digest pin against: a pinned name is left to its file.
+void Registry::add_builtin(const BuiltinBackend& builtin) {
+  if (!valid_backend_name(builtin.name) || slots_.count(builtin.name) ||
+      options_.pins.sha256.count(builtin.name) || named_dirs_hold(builtin.name))
+    return;
+  auto slot = std::make_unique<Slot>();
+  slot->entry.name = builtin.name;
+  slot->entry.builtin = true;
+  slot->entry.loaded = true;
+  slot->entry.version = builtin.version;
+  slot->entry.toolchain = CORDON_TOOLCHAIN;
+  slot->create_builtin = builtin.create;
+  slots_.emplace(builtin.name, std::move(slot));
 }
 
 Registry::~Registry() = default;
@@ -129,6 +154,11 @@ void Registry::check_named_dirs() {
 
 void Registry::scan_all() {
   if (scanned_) return;
+  // A built-in such as landlock in cordon's front end is the install's own plugin of that
+  // name, built in: that file is not shadowed by it, it is the same backend.
+  auto stands_in = [](const Slot& slot, const SearchDir& dir) {
+    return slot.create_builtin && !dir.must_exist;
+  };
   scanned_ = true;
   std::set<fs::path> warned;
   for (const auto& d : diagnostics_) warned.insert(d.path);
@@ -142,7 +172,8 @@ void Registry::scan_all() {
         it->second = std::make_unique<Slot>();
         it->second->entry.name = file.name;
         it->second->entry.path = file.path;
-      } else if (it->second->entry.path != file.path && warned.insert(file.path).second) {
+      } else if (it->second->entry.path != file.path && !stands_in(*it->second, dir) &&
+                 warned.insert(file.path).second) {
         warn(shadowed(file.name, it->second->entry.path, file.path), file.path);
       }
     }
@@ -201,7 +232,14 @@ Backend* Registry::backend(const std::string& name) {
   slot->create_tried = true;
   BackendContext ctx{name, options_.logger,
                      options_.state_dir.empty() ? fs::path() : options_.state_dir / name};
-  if (slot->entry.builtin) {
+  if (slot->create_builtin) {
+    try {
+      slot->backend = slot->create_builtin(ctx);
+    } catch (const std::exception& e) {
+      fail(*slot, Error(code::kPluginFactory,
+                        "built-in backend '" + name + "' cannot be created: " + e.what()));
+    }
+  } else if (slot->entry.builtin) {
     slot->backend = make_none_backend(std::move(ctx));
   } else {
     std::optional<Error> error;

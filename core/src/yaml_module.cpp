@@ -1,6 +1,8 @@
 // parse_yaml in libcordon-core: loads the YAML module on first use and calls it.
 #include "yaml_module.hpp"
 
+#include <cordon/load_hook.hpp>
+
 #include <dlfcn.h>
 
 #include <filesystem>
@@ -15,10 +17,9 @@ namespace {
 // The module lives at a fixed place relative to this library, never found through a search
 // path: it is as trusted as the core itself.
 std::string module_path() {
-  Dl_info info{};
-  if (::dladdr(reinterpret_cast<void*>(&module_path), &info) == 0 || !info.dli_fname)
-    return kYamlModule;
-  return (std::filesystem::path(info.dli_fname).parent_path() / kYamlModule).string();
+  auto core = code_file(reinterpret_cast<const void*>(&module_path));
+  if (core.empty()) return kYamlModule;
+  return (core.parent_path() / kYamlModule).string();
 }
 
 struct Loaded {
@@ -32,6 +33,7 @@ const Loaded& load() {
   static std::once_flag once;
   std::call_once(once, [] {
     loaded.path = module_path();
+    before_load(loaded.path);
     // Never unloaded: trees and exceptions it made may outlive any scope here.
     void* handle = ::dlopen(loaded.path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
     if (!handle) {

@@ -12,6 +12,9 @@
 
 namespace cordon::landlock {
 
+/// The backend's version, in its plugin record and as cordon's built-in.
+inline constexpr const char* kVersion = "0.1.0";
+
 /// The backend. One object serves any number of runs, from any threads.
 class LandlockBackend final : public Backend {
  public:

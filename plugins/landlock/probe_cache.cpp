@@ -1,18 +1,22 @@
 // The probe cache: fingerprint, JSON form, and a file only its owner can write.
 #include "probe_cache.hpp"
 
-#include <dlfcn.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <cordon/load_hook.hpp>
+
 #include <boost/json.hpp>
 
 #include <cerrno>
+#include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <string_view>
 
 #include "fd.hpp"
 #include "ruleset.hpp"
@@ -32,16 +36,27 @@ std::string slurp(const char* path, std::size_t cap = 4096) {
   return read_text(path, cap).value_or("-");
 }
 
-// This plugin's file (or the executable it is linked into): a rebuilt plugin probes again.
+// The file this code is in: the plugin, or the executable it is built into (cordon's front
+// end, a test).
+std::string own_file() { return code_file(reinterpret_cast<const void*>(&probe_fingerprint)); }
+
+// That file as it is now: a rebuilt plugin probes again.
 std::string own_file_identity() {
-  Dl_info info{};
+  std::string file = own_file();
   struct stat st {};
-  if (::dladdr(reinterpret_cast<void*>(&probe_fingerprint), &info) == 0 || !info.dli_fname ||
-      ::stat(info.dli_fname, &st) != 0)
-    return "unknown-file";
-  return std::string(info.dli_fname) + ":" + std::to_string(st.st_dev) + ":" +
-         std::to_string(st.st_ino) + ":" + std::to_string(st.st_size) + ":" +
-         std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec);
+  if (file.empty() || ::stat(file.c_str(), &st) != 0) return "unknown-file";
+  return file + ":" + std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino) + ":" +
+         std::to_string(st.st_size) + ":" + std::to_string(st.st_mtim.tv_sec) + "." +
+         std::to_string(st.st_mtim.tv_nsec);
+}
+
+// 64-bit FNV-1a, as 16 hex digits: a stable short name for a path.
+std::string short_hash(std::string_view text) {
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  for (unsigned char c : text) h = (h ^ c) * 0x100000001b3ULL;
+  char out[17];
+  std::snprintf(out, sizeof out, "%016llx", static_cast<unsigned long long>(h));
+  return out;
 }
 
 json::object cgroups_json(const CgroupSupport& c) {
@@ -159,7 +174,9 @@ std::optional<ProbeFacts> decode_probe_facts(const std::string& text,
 std::optional<fs::path> probe_cache_file(const fs::path& state_dir) {
   const char* off = std::getenv("CORDON_PROBE_CACHE");
   if (state_dir.empty() || (off && std::strcmp(off, "off") == 0)) return std::nullopt;
-  return state_dir / "probe.json";
+  // One file per copy of the code: the plugin and the front end's built-in each keep theirs,
+  // rather than replacing each other's on every alternation.
+  return state_dir / ("probe-" + short_hash(own_file()) + ".json");
 }
 
 std::optional<ProbeFacts> load_probe_cache(const fs::path& file, const std::string& fingerprint,

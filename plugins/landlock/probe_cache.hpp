@@ -40,7 +40,8 @@ std::optional<ProbeFacts> decode_probe_facts(const std::string& text,
                                              std::chrono::system_clock::time_point* proven_at);
 
 /// The cache file of a backend state directory, or nullopt when caching is off
-/// (CORDON_PROBE_CACHE=off, or no state directory).
+/// (CORDON_PROBE_CACHE=off, or no state directory): probe-<hash of the file this code is in>.json,
+/// so that the plugin and an executable with the backend built in keep one each.
 std::optional<std::filesystem::path> probe_cache_file(const std::filesystem::path& state_dir);
 
 /// Reads the cache; nullopt when missing, stale, foreign-owned or loosely permitted.

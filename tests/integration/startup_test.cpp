@@ -9,12 +9,16 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// A copy of the build's `cordon` and libcordon-core in `root`/bin and `root`/lib, laid out as
-// installed (cordon finds its core through $ORIGIN/../lib), with or without the YAML module.
+// A copy of the build's `cordon` (bin/), its full executable (libexec/cordon/) and
+// libcordon-core (lib/) in `root`, laid out as installed (the full executable finds its core
+// through $ORIGIN/../../lib), with or without the YAML module.
 fs::path copy_cordon(const fs::path& root, bool with_yaml_module) {
   fs::create_directories(root / "bin");
   fs::create_directories(root / "lib" / "cordon");
+  fs::create_directories(root / "libexec" / "cordon");
   fs::copy_file(CORDON_CLI, root / "bin" / "cordon");
+  if (fs::path(CORDON_CLI) != fs::path(CORDON_FULL_CLI))
+    fs::copy_file(CORDON_FULL_CLI, root / "libexec" / "cordon" / "cordon");
   fs::path core = CORDON_CORE_LIBRARY;
   for (const auto& entry : fs::directory_iterator(core.parent_path()))
     if (entry.path().filename().string().rfind("libcordon-core.so", 0) == 0)
@@ -82,12 +86,25 @@ TEST_CASE("startup: a YAML policy is read by the yaml module, and refused by nam
   CHECK(run(without, {"policy", "check", (scratch / "policy.toml").string()}).status == 0);
 }
 
-TEST_CASE("startup: cordon itself links no yaml-cpp, spdlog or fmt library", "[startup][cli]") {
-  auto ldd = run("/usr/bin/ldd", {CORDON_CLI});
-  REQUIRE(ldd.status == 0);
-  CHECK(ldd.out.find("libcordon-core") != std::string::npos);
+TEST_CASE("startup: cordon links no yaml-cpp, spdlog or fmt library, and its front end no C++ one",
+          "[startup][cli]") {
+  auto full = run("/usr/bin/ldd", {CORDON_FULL_CLI});
+  REQUIRE(full.status == 0);
+  CHECK(full.out.find("libcordon-core") != std::string::npos);
+  auto front = run("/usr/bin/ldd", {CORDON_CLI});
+  REQUIRE(front.status == 0);
   for (const char* lib : {"libyaml-cpp", "libspdlog", "libfmt"}) {
     INFO(lib);
-    CHECK(ldd.out.find(lib) == std::string::npos);
+    CHECK(full.out.find(lib) == std::string::npos);
+    CHECK(front.out.find(lib) == std::string::npos);
+  }
+  if (fs::path(CORDON_CLI) == fs::path(CORDON_FULL_CLI)) return;  // no front end built
+  // The front end's point: nothing but libc for the dynamic loader to map and relocate.
+  CHECK(front.out.find("libcordon-core") == std::string::npos);
+  if (CORDON_FRONT_STATIC_CXX) {
+    INFO(front.out);
+    CHECK(front.out.find("libstdc++") == std::string::npos);
+    CHECK(front.out.find("libboost_json") == std::string::npos);
+    CHECK(front.out.find("libgcc_s") == std::string::npos);
   }
 }

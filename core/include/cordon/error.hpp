@@ -65,6 +65,7 @@ inline constexpr const char* kUnknownBackend = "CRD3010";
 inline constexpr const char* kPluginConfig = "CRD3011";
 inline constexpr const char* kPluginName = "CRD3012";  ///< info record name differs from file name
 inline constexpr const char* kPluginDir = "CRD3013";   ///< a plugin directory cannot be read
+inline constexpr const char* kFullExecutable = "CRD3014";  ///< the front end cannot hand off
 // CRD4xxx refused input
 inline constexpr const char* kShellOperator = "CRD4001";
 inline constexpr const char* kFlagInjection = "CRD4002";

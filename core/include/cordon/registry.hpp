@@ -6,7 +6,8 @@
 // plugins, and — only when the core library runs from the build tree — the build tree's plugin
 // directory. A plugin is `cordon-backend-<name>.so`; the `none` backend is built in.
 //
-// Cost: constructing a registry reads no directory. Asking for one backend by name stats one
+// Cost: constructing a registry reads no directory (but for a built-in beyond `none`, whose
+// file name it stats in each directory the caller named). Asking for one backend by name stats one
 // file per directory and loads only that plugin; listing every backend (discover) loads every
 // plugin's info record, but calls no factory. A loaded library is never unloaded.
 #pragma once
@@ -17,6 +18,7 @@
 #include <cordon/export.hpp>
 
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -28,12 +30,24 @@ namespace cordon {
 /// Name of the backend built into the core.
 inline constexpr const char* kNoneBackend = "none";
 
+/// A backend compiled into the executable rather than loaded from a plugin file (cordon's
+/// static front end builds `landlock` in). It stands where the install's own plugin of that
+/// name would: a plugin file of the name in a directory the caller named (--plugin-dir,
+/// CORDON_PLUGIN_PATH) still wins over it, and so does the file when the name has a digest pin
+/// (a built-in has no file to check it against).
+struct BuiltinBackend {
+  std::string name;
+  std::string version;
+  std::function<std::unique_ptr<Backend>(const BackendContext&)> create;
+};
+
 /// How a registry searches and what it trusts.
 struct RegistryOptions {
   std::vector<std::filesystem::path> plugin_dirs;  ///< --plugin-dir, searched first, in order
   bool use_environment = true;                     ///< search CORDON_PLUGIN_PATH
   bool use_default_dirs = true;            ///< search the install and build-tree plugin directories
   bool builtin_none = true;                ///< offer the built-in `none` backend
+  std::vector<BuiltinBackend> builtins;    ///< more built-in backends (see BuiltinBackend)
   PluginPins pins;                         ///< allow list and digests; empty: nothing pinned
   std::shared_ptr<spdlog::logger> logger;  ///< handed to every backend; null: silent
   std::filesystem::path state_dir;         ///< parent of each backend's state directory
@@ -129,6 +143,8 @@ class CORDON_API Registry {
   void load(Slot& slot);
   void fail(Slot& slot, Error error);
   void warn(Error error, const std::filesystem::path& path);
+  void add_builtin(const BuiltinBackend& builtin);
+  bool named_dirs_hold(const std::string& name) const;
 
   RegistryOptions options_;
   std::vector<SearchDir> search_path_;

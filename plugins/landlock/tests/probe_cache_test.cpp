@@ -35,7 +35,7 @@ ProbeFacts sample_facts() {
 struct StateDir {
   TempDir dir{"cordon-state-", ::geteuid()};
   std::filesystem::path backend() const { return dir.path() / "landlock"; }
-  std::filesystem::path file() const { return backend() / "probe.json"; }
+  std::filesystem::path file() const { return *probe_cache_file(backend()); }
 };
 
 bool from_cache(const ProbeResult& r) {

@@ -1,0 +1,105 @@
+// `cordon`, the front end: the hot path of `cordon run` in one statically linked executable.
+//
+// A dynamic C++ program spends about 1.3 ms here before main() (libstdc++, Boost.JSON and
+// libcordon-core mapped and relocated) and loading the landlock plugin costs 0.5 ms more: a
+// third of a whole sandboxed `/bin/true`. This executable links libstdc++, the core, the
+// command line and the landlock backend in, and keeps only libc dynamic. It cannot load
+// shared objects built against libstdc++.so, so it runs a command line only while that needs
+// no plugin file and no YAML module; at the first such need (the load hook) and for every verb
+// but `run`, it hands the unchanged command line to the full executable,
+// <libexec>/cordon/cordon, which has every verb and loads every plugin. Both run the same
+// command-line code (core/cli); see core/front/README.md.
+#include <cordon/error.hpp>
+#include <cordon/load_hook.hpp>
+#include <cordon/log.hpp>
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "../cli/runtime_options.hpp"
+#include "../cli/verbs.hpp"
+#include "landlock_backend.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+char** g_argv = nullptr;
+
+// `cordon run` stays here unless it reads cordon's stdin before dispatch (--stdin, --request
+// or a '-' file): a hand-off after that would give the full executable a drained stdin.
+bool stays_here(int argc, char** argv) {
+  if (argc < 2 || std::string_view(argv[1]) != "run") return false;
+  for (int i = 2; i < argc; ++i) {
+    std::string_view arg = argv[i];
+    if (arg == "--") break;
+    if (arg == "-" || arg.ends_with("=-") || arg.starts_with("--stdin") ||
+        arg.starts_with("--request"))
+      return false;
+  }
+  return true;
+}
+
+// The full executable, found from this one's own file: <bin>/../libexec/cordon/cordon.
+fs::path full_executable() {
+  std::error_code ec;
+  fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) return fs::path(CORDON_FULL_FROM_BIN).filename();
+  return self.parent_path() / CORDON_FULL_FROM_BIN;
+}
+
+// `run` and `job` keep the 125 "cordon failed before exec" status; other verbs exit 2.
+int failure_status(int argc, char** argv) {
+  std::string_view verb = argc > 1 ? argv[1] : "";
+  return verb == "run" || verb == "job" ? 125 : 2;
+}
+
+[[noreturn]] void hand_off() {
+  std::cout.flush();
+  std::cerr.flush();
+  std::fflush(nullptr);
+  fs::path full = full_executable();
+  ::execv(full.c_str(), g_argv);
+  int err = errno;
+  std::cerr << cordon::Error(cordon::code::kFullExecutable,
+                             "cannot start cordon's full executable '" + full.string() +
+                                 "': " + std::strerror(err),
+                             "reinstall cordon: the front end needs its full executable for "
+                             "every verb but run, for plugins and for yaml policies")
+                   .render()
+            << "\n";
+  int argc = 0;
+  while (g_argv[argc]) ++argc;
+  std::_Exit(failure_status(argc, g_argv));
+}
+
+void hand_off_to_load(const fs::path& file) {
+  if (auto logger = cordon::log::default_logger())
+    cordon::log::debug(*logger, "front end: '" + file.string() +
+                                    "' is needed: handing the command line to '" +
+                                    full_executable().string() + "'");
+  hand_off();
+}
+
+std::unique_ptr<cordon::Backend> make_landlock(const cordon::BackendContext& context) {
+  return std::make_unique<cordon::landlock::LandlockBackend>(context);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  g_argv = argv;
+  if (!stays_here(argc, argv)) hand_off();
+  cordon::set_load_hook(hand_off_to_load);
+  cordon::cli::set_builtin_backends({{"landlock", cordon::landlock::kVersion, make_landlock}});
+  return cordon::cli::main_cli(argc, argv);
+}

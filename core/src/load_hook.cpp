@@ -1,0 +1,31 @@
+// The process's load hook (cordon/load_hook.hpp).
+#include <cordon/load_hook.hpp>
+
+#include <dlfcn.h>
+#include <link.h>
+
+namespace cordon {
+
+namespace {
+LoadHook g_hook = nullptr;
+}  // namespace
+
+void set_load_hook(LoadHook hook) { g_hook = hook; }
+
+std::filesystem::path code_file(const void* address) {
+  Dl_info info{};
+  link_map* map = nullptr;
+  if (::dladdr1(address, &info, reinterpret_cast<void**>(&map), RTLD_DL_LINKMAP) == 0) return {};
+  if (map && map->l_name && *map->l_name) return map->l_name;
+  std::error_code ec;
+  auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::filesystem::path() : self;
+}
+
+namespace detail {
+void before_load(const std::filesystem::path& file) {
+  if (g_hook) g_hook(file);
+}
+}  // namespace detail
+
+}  // namespace cordon

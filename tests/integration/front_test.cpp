@@ -1,0 +1,146 @@
+// `cordon` is a front end with landlock built in: it runs `cordon run` itself while that needs no
+// plugin file and no YAML module, and hands every other command line, unchanged, to the full
+// executable in <libexec>/cordon/cordon. Each case is run twice: with the full executable in
+// place (the command line works) and with the front end copied alone (only what it runs itself
+// works, and a hand-off is refused with CRD3014, never run some other way).
+#include <filesystem>
+#include <fstream>
+
+#include "cli.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const char* kPolicy = "version = 1\n[filesystem]\nread = \"host\"\n[limits]\ntimeout = \"20s\"\n";
+
+// The front end alone, as bin/cordon under `root`: no libexec/cordon/cordon beside it.
+fs::path lone_front(const fs::path& root) {
+  fs::create_directories(root / "bin");
+  fs::copy_file(CORDON_CLI, root / "bin" / "cordon");
+  return root / "bin" / "cordon";
+}
+
+escape::Exit run(const fs::path& program, std::vector<std::string> args,
+                 std::map<std::string, std::string> env = {}) {
+  escape::SpawnOptions o;
+  o.argv = {program.string()};
+  o.argv.insert(o.argv.end(), args.begin(), args.end());
+  o.set_env = std::move(env);
+  return escape::run_process(o);
+}
+
+bool handed_off(const escape::Exit& r) {
+  return r.err.find("handing the command line to") != std::string::npos;
+}
+
+bool refused_hand_off(const escape::Exit& r, const fs::path& root) {
+  return r.err.find("CRD3014") != std::string::npos &&
+         r.err.find((root / "bin" / ".." / "libexec" / "cordon" / "cordon").string()) !=
+             std::string::npos;
+}
+
+}  // namespace
+
+TEST_CASE("front: run --backend landlock runs in the front end itself", "[front][cli]") {
+  itest::Scratch s;
+  std::ofstream(s / "p.toml") << kPolicy;
+  std::string policy = (s / "p.toml").string();
+  if (!itest::landlock_usable(policy)) return;
+  std::vector<std::string> args = {"run",         "--backend",    "landlock", "--policy",  policy,
+                                   "--workspace", s.dir.string(), "--",       "/bin/echo", "hi"};
+  auto here = itest::cordon(args, {{"CORDON_LOG", "debug"}});
+  INFO(here.err);
+  CHECK(here.status == 0);
+  CHECK(here.out == "hi\n");
+  CHECK_FALSE(handed_off(here));
+  // Alone, with nothing to hand off to, the same run works: it never needed the full one.
+  auto alone = run(lone_front(s / "alone"), args);
+  INFO(alone.err);
+  CHECK(alone.status == 0);
+  CHECK(alone.out == "hi\n");
+}
+
+TEST_CASE("front: every other verb is the full executable's", "[front][cli]") {
+  itest::Scratch s;
+  auto here = itest::cordon({"version"});
+  CHECK(here.status == 0);
+  CHECK(here.out.rfind("cordon ", 0) == 0);
+  auto front = lone_front(s / "alone");
+  auto alone = run(front, {"version"});
+  CHECK(alone.status == 2);
+  CHECK(alone.out.empty());
+  CHECK(refused_hand_off(alone, s / "alone"));
+  auto job = run(front, {"job", "list"});
+  CHECK(job.status == 125);
+  CHECK(refused_hand_off(job, s / "alone"));
+}
+
+TEST_CASE("front: a plugin file is loaded by the full executable", "[front][cli]") {
+  itest::Scratch s;
+  std::string plugins = (fs::path(CORDON_TEST_PLUGINS) / "good").string();
+  std::vector<std::string> args = {"run",         "--backend",    "good", "--plugin-dir", plugins,
+                                   "--workspace", s.dir.string(), "--",   "/bin/true"};
+  auto here = itest::cordon(args, {{"CORDON_LOG", "debug"}});
+  INFO(here.err);
+  CHECK(here.status == 0);
+  CHECK(here.out.find("argv: /bin/true") != std::string::npos);
+  CHECK(handed_off(here));
+  CHECK(here.err.find("cordon-backend-good.so") != std::string::npos);
+  auto alone = run(lone_front(s / "alone"), args);
+  INFO(alone.err);
+  CHECK(alone.status == 125);
+  CHECK(alone.out.empty());
+  CHECK(refused_hand_off(alone, s / "alone"));
+}
+
+TEST_CASE("front: a plugin file named by --plugin-dir wins over the built-in landlock",
+          "[front][cli]") {
+  itest::Scratch s;
+  // A directory holding a plugin file named landlock: the caller's file comes first.
+  fs::create_directories(s / "plugins");
+  fs::copy_file(fs::path(CORDON_TEST_PLUGINS) / "good" / "cordon-backend-good.so",
+                s / "plugins" / "cordon-backend-landlock.so");
+  auto alone = run(lone_front(s / "alone"),
+                   {"run", "--backend", "landlock", "--plugin-dir", (s / "plugins").string(),
+                    "--workspace", s.dir.string(), "--", "/bin/true"});
+  INFO(alone.err);
+  CHECK(alone.status == 125);
+  CHECK(refused_hand_off(alone, s / "alone"));
+}
+
+TEST_CASE("front: a yaml policy is read by the full executable", "[front][cli]") {
+  itest::Scratch s;
+  std::ofstream(s / "p.yaml") << "version: 1\nfilesystem:\n  read: host\n";
+  std::vector<std::string> args = {
+      "run",         "--backend",    "none", "--policy", (s / "p.yaml").string(),
+      "--workspace", s.dir.string(), "--",   "/bin/true"};
+  auto here = itest::cordon(args, {{"CORDON_LOG", "debug"}});
+  INFO(here.err);
+  CHECK(handed_off(here));
+  CHECK(here.err.find("cordon-policy-yaml.so") != std::string::npos);
+  // `none` refuses what the policy confines: the point is that the policy was read.
+  CHECK(here.err.find("CRD1001") != std::string::npos);
+  auto alone = run(lone_front(s / "alone"), args);
+  CHECK(alone.status == 125);
+  CHECK(refused_hand_off(alone, s / "alone"));
+}
+
+TEST_CASE("front: a run that reads cordon's stdin is handed off before reading it",
+          "[front][cli]") {
+  itest::Scratch s;
+  std::ofstream(s / "p.toml") << kPolicy;
+  std::string policy = (s / "p.toml").string();
+  if (!itest::landlock_usable(policy)) return;
+  std::string tail = " run --stdin - --backend landlock --policy " + policy + " --workspace " +
+                     s.dir.string() + " -- /bin/cat";
+  auto here = run("/bin/sh", {"-c", "printf 'from stdin' | " + std::string(CORDON_CLI) + tail});
+  INFO(here.err);
+  CHECK(here.status == 0);
+  CHECK(here.out == "from stdin");
+  auto front = lone_front(s / "alone");
+  auto alone = run("/bin/sh", {"-c", "printf 'from stdin' | " + front.string() + tail});
+  CHECK(alone.status == 125);
+  CHECK(alone.out.empty());
+  CHECK(refused_hand_off(alone, s / "alone"));
+}

@@ -279,6 +279,25 @@ std::optional<std::map<std::string, std::string>> Decoder::env_map(const Node& n
   return ok ? std::optional(std::move(out)) : std::nullopt;
 }
 
+namespace {
+
+// The first null in a settings tree (YAML `~` or an empty value) and its dotted key. TOML has no
+// null, so a policy holding one could not be written out and read back the same.
+const Node* find_null(const Node& n, const std::string& key, std::string& where) {
+  if (n.type == NodeType::null) {
+    where = key;
+    return &n;
+  }
+  for (std::size_t i = 0; i < n.items.size(); ++i)
+    if (auto* found = find_null(n.items[i], key + "[" + std::to_string(i) + "]", where))
+      return found;
+  for (const auto& e : n.entries)
+    if (auto* found = find_null(e.value, key + "." + e.key, where)) return found;
+  return nullptr;
+}
+
+}  // namespace
+
 std::optional<boost::json::object> Decoder::settings(const Node& n, const KeySpec& spec) {
   if (!n.is_table()) {
     wrong_type(n, spec.dotted(), "a table of backend settings");
@@ -293,6 +312,11 @@ std::optional<boost::json::object> Decoder::settings(const Node& n, const KeySpe
       ok = false;
     } else if (!entry.value.is_table()) {
       wrong_type(entry.value, "backends." + entry.key, "a table");
+      ok = false;
+    } else if (std::string where;
+               const Node* null = find_null(entry.value, "backends." + entry.key, where)) {
+      bad_value(*null, "'" + where + "' has no value (null)",
+                "give the setting a value, or remove the key to leave it unset");
       ok = false;
     } else {
       out[entry.key] = node_to_json(entry.value);

@@ -367,3 +367,25 @@ TEST_CASE("policy: read and write take a list of paths or \"host\"", "[policy]")
   CHECK(errors[0].message() ==
         "'filesystem.write' takes a list of paths or \"host\", saw string '/tmp'");
 }
+
+TEST_CASE("policy_yaml: a backend setting without a value is refused where it is",
+          "[policy][yaml]") {
+  // TOML has no null: such a policy could not be written out and read back the same (found by
+  // the yaml fuzzer).
+  auto errors = text_errors(
+      "version: 1\n"
+      "backends:\n"
+      "  docker:\n"
+      "    image: 'python:3.12'\n"
+      "    off: ~\n"
+      "  ssh: {hosts: [a, null]}\n",
+      "p.yaml");
+  REQUIRE(errors.size() == 2);
+  CHECK_ERROR_AT(errors, "CRD2005", 5, 10);
+  CHECK(errors[0].message() == "'backends.docker.off' has no value (null)");
+  CHECK(errors[1].message() == "'backends.ssh.hosts[1]' has no value (null)");
+  // With a value, the same tables load.
+  auto p = load_policy_text(
+      "version: 1\nbackends:\n  docker:\n    image: 'python:3.12'\n    off: false\n", "p.yaml");
+  CHECK(p.backends.at("docker").as_object().at("off") == false);
+}

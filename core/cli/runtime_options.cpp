@@ -1,10 +1,10 @@
 // Shared option handling of the runtime verbs.
 #include "runtime_options.hpp"
 
-#include <pwd.h>
 #include <unistd.h>
 #include <cordon/log.hpp>
 #include <cordon/policy_loader.hpp>
+#include <cordon/user_db.hpp>
 
 #include <cstdlib>
 #include <iostream>
@@ -47,7 +47,7 @@ std::unique_ptr<Registry> make_registry(const RuntimeOptions& options, Config& c
 
 fs::path host_home() {
   if (const char* home = std::getenv("HOME"); home && *home == '/') return home;
-  if (const passwd* pw = ::getpwuid(::getuid()); pw && pw->pw_dir) return pw->pw_dir;
+  if (auto user = find_user(::getuid()); user && !user->home.empty()) return user->home;
   return "/";
 }
 

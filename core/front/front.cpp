@@ -1,17 +1,18 @@
-// `cordon`, the front end: the hot path of `cordon run` in one statically linked executable.
+// `cordon`, the front end: the hot path of `cordon run` in one static executable.
 //
 // A dynamic C++ program spends about 1.3 ms here before main() (libstdc++, Boost.JSON and
-// libcordon-core mapped and relocated) and loading the landlock plugin costs 0.5 ms more: a
-// third of a whole sandboxed `/bin/true`. This executable links libstdc++, the core, the
-// command line and the landlock backend in, and keeps only libc dynamic. It cannot load
-// shared objects built against libstdc++.so, so it runs a command line only while that needs
-// no plugin file and no YAML module; at the first such need (the load hook) and for every verb
-// but `run`, it hands the unchanged command line to the full executable,
-// <libexec>/cordon/cordon, which has every verb and loads every plugin. Both run the same
-// command-line code (core/cli); see core/front/README.md.
+// libcordon-core mapped and relocated), loading the landlock plugin costs 0.5 ms more, and each
+// shared object mapped makes the sandbox's clone and teardown dearer. This executable links the
+// command line, the core, the landlock backend and every library statically, libc included.
+// It cannot load shared objects, so it runs a command line only while that needs no plugin
+// file, no YAML module and no NSS module (a user outside /etc/passwd); at the first such need
+// (the load hook) and for every verb but `run`, it hands the unchanged command line to the full
+// executable, <libexec>/cordon/cordon, which has every verb and loads every plugin. Both run
+// the same command-line code (core/cli); see core/front/README.md.
 #include <cordon/error.hpp>
 #include <cordon/load_hook.hpp>
 #include <cordon/log.hpp>
+#include <cordon/user_db.hpp>
 
 #include <unistd.h>
 
@@ -100,6 +101,7 @@ int main(int argc, char** argv) {
   g_argv = argv;
   if (!stays_here(argc, argv)) hand_off();
   cordon::set_load_hook(hand_off_to_load);
+  cordon::set_user_lookup_files_first(true);
   cordon::cli::set_builtin_backends({{"landlock", cordon::landlock::kVersion, make_landlock}});
   return cordon::cli::main_cli(argc, argv);
 }

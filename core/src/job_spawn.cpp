@@ -4,13 +4,13 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <linux/close_range.h>
-#include <pwd.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cordon/error.hpp>
+#include <cordon/user_db.hpp>
 
 #include <cerrno>
 #include <cstring>
@@ -111,7 +111,7 @@ void make_private_dir(const fs::path& dir) {
 
 fs::path invoking_home() {
   if (const char* h = std::getenv("HOME"); h && *h == '/') return h;
-  if (auto* pw = ::getpwuid(::getuid()); pw && pw->pw_dir) return pw->pw_dir;
+  if (auto user = find_user(::getuid()); user && !user->home.empty()) return user->home;
   return "/";
 }
 

@@ -3,6 +3,7 @@
 
 #include <dlfcn.h>
 #include <link.h>
+#include <sys/auxv.h>
 
 namespace cordon {
 
@@ -12,14 +13,25 @@ LoadHook g_hook = nullptr;
 
 void set_load_hook(LoadHook hook) { g_hook = hook; }
 
+namespace {
+
+std::filesystem::path own_executable() {
+  std::error_code ec;
+  auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::filesystem::path() : self;
+}
+
+}  // namespace
+
 std::filesystem::path code_file(const void* address) {
+  // A static executable (no program interpreter) holds all the code there is; its loader
+  // keeps no map for dladdr to search.
+  if (::getauxval(AT_BASE) == 0) return address ? own_executable() : std::filesystem::path();
   Dl_info info{};
   link_map* map = nullptr;
   if (::dladdr1(address, &info, reinterpret_cast<void**>(&map), RTLD_DL_LINKMAP) == 0) return {};
   if (map && map->l_name && *map->l_name) return map->l_name;
-  std::error_code ec;
-  auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  return ec ? std::filesystem::path() : self;
+  return own_executable();
 }
 
 namespace detail {

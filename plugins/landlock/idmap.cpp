@@ -1,13 +1,13 @@
 // Identity choice (pure) and the writing of user-namespace maps (async-signal-safe).
 #include "idmap.hpp"
 
+#include <cordon/user_db.hpp>
+
 #include <fcntl.h>
-#include <pwd.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
-#include <vector>
 
 #include "child_util.hpp"
 
@@ -59,12 +59,8 @@ Identity choose_identity(const IdentityInput& in) {
 }
 
 std::optional<gid_t> lookup_primary_gid(uid_t uid) {
-  std::vector<char> buffer(16384);
-  passwd entry{};
-  passwd* found = nullptr;
-  if (getpwuid_r(uid, &entry, buffer.data(), buffer.size(), &found) != 0 || found == nullptr)
-    return std::nullopt;
-  return found->pw_gid;
+  auto entry = find_user(uid);
+  return entry ? std::optional<gid_t>(entry->gid) : std::nullopt;
 }
 
 namespace {

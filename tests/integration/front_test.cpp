@@ -3,6 +3,8 @@
 // executable in <libexec>/cordon/cordon. Each case is run twice: with the full executable in
 // place (the command line works) and with the front end copied alone (only what it runs itself
 // works, and a hand-off is refused with CRD3014, never run some other way).
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 
@@ -143,4 +145,31 @@ TEST_CASE("front: a run that reads cordon's stdin is handed off before reading i
   CHECK(alone.status == 125);
   CHECK(alone.out.empty());
   CHECK(refused_hand_off(alone, s / "alone"));
+}
+
+TEST_CASE("front: as root, a workspace owner outside /etc/passwd is looked up by the full one",
+          "[front][cli]") {
+  if (::geteuid() != 0) {
+    WARN("skipping: only root maps the sandbox to the workspace's owner");
+    return;
+  }
+  itest::Scratch s;
+  std::ofstream(s / "p.toml") << kPolicy;
+  std::string policy = (s / "p.toml").string();
+  if (!itest::landlock_usable(policy)) return;
+  fs::create_directories(s / "ws");
+  // 65534 (nobody) is in /etc/passwd; 3987654 is in no user database.
+  for (uid_t owner : {65534u, 3987654u}) {
+    INFO("owner " << owner);
+    REQUIRE(::chown((s / "ws").c_str(), owner, owner) == 0);
+    std::vector<std::string> args = {"run",         "--backend",   "landlock",          "--policy",
+                                     policy,        "--workspace", (s / "ws").string(), "--",
+                                     "/usr/bin/id", "-u"};
+    auto r = itest::cordon(args, {{"CORDON_LOG", "debug"}});
+    INFO(r.err);
+    CHECK(r.status == 0);
+    CHECK(r.out == std::to_string(owner) + "\n");
+    CHECK(handed_off(r) == (owner != 65534u));
+    if (owner != 65534u) CHECK(r.err.find("libnss") != std::string::npos);
+  }
 }

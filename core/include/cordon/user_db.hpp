@@ -1,0 +1,40 @@
+// The user database: an account's primary group and home, for the identity a sandbox takes and
+// for the caller's HOME when the environment has none.
+//
+// Normally this is getpwuid_r, that is NSS (files, systemd, LDAP, ... as nsswitch.conf says).
+// cordon's static front end cannot use NSS, whose modules are shared objects: there the lookup
+// reads /etc/passwd itself (NSS's `files` source) and, when the account is not in it, calls the
+// load hook (cordon/load_hook.hpp) so that the full executable answers instead.
+#pragma once
+
+#include <cordon/export.hpp>
+
+#include <sys/types.h>
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace cordon {
+
+/// One account.
+struct UserEntry {
+  uid_t uid = 0;
+  gid_t gid = 0;
+  std::string name;
+  std::string home;
+};
+
+/// The account of `uid`: from /etc/passwd first when files_only is set, else (or when it is not
+/// there, after the load hook) from getpwuid_r. nullopt when no source knows it.
+CORDON_API std::optional<UserEntry> find_user(uid_t uid);
+
+/// Looks in /etc/passwd before NSS, and calls the load hook before NSS is asked (cordon's front
+/// end). Not thread-safe: set it at start.
+CORDON_API void set_user_lookup_files_first(bool on);
+
+/// The entry of `uid` in passwd(5) text, the first one when there are several. Lines that are
+/// not seven fields with numeric ids are skipped. Pure.
+CORDON_API std::optional<UserEntry> passwd_entry(std::string_view text, uid_t uid);
+
+}  // namespace cordon

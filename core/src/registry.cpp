@@ -239,6 +239,8 @@ Backend* Registry::backend(const std::string& name) {
       fail(*slot, Error(code::kPluginFactory,
                         "built-in backend '" + name + "' cannot be created: " + e.what()));
     }
+    if (!slot->backend && !slot->entry.error)
+      fail(*slot, Error(code::kPluginFactory, "built-in backend '" + name + "' made no backend"));
   } else if (slot->entry.builtin) {
     slot->backend = make_none_backend(std::move(ctx));
   } else {

@@ -7,7 +7,9 @@
 #include <cordon/load_hook.hpp>
 #include <cordon/registry.hpp>
 
+#include <algorithm>
 #include <filesystem>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -126,4 +128,23 @@ TEST_CASE("code_file: the executable for code linked into it, the library for a 
   fs::path core = code_file(reinterpret_cast<const void*>(&set_load_hook));
   CHECK(core.filename().string().rfind("libcordon-core.so", 0) == 0);
   CHECK(code_file(nullptr).empty());
+}
+
+TEST_CASE("registry: a built-in that makes no backend or throws is refused, not fatal",
+          "[registry][builtin]") {
+  auto options = isolated({});
+  options.builtins = {
+      {"empty", "1", [](const BackendContext&) { return std::unique_ptr<Backend>(); }},
+      {"thrower", "1", [](const BackendContext&) -> std::unique_ptr<Backend> {
+         throw std::runtime_error("no kernel support");
+       }}};
+  Registry r(options);
+  for (const char* name : {"empty", "thrower"}) {
+    INFO(name);
+    CHECK(r.backend(name) == nullptr);
+    REQUIRE(r.find(name));
+    REQUIRE(r.find(name)->error);
+    CHECK(r.find(name)->error->code() == std::string(code::kPluginFactory));
+  }
+  CHECK(r.find("thrower")->error->message().find("no kernel support") != std::string::npos);
 }

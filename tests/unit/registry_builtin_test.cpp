@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -34,6 +35,14 @@ BuiltinBackend builtin(const std::string& name) {
           }};
 }
 
+// A registry searching `dirs` and offering the built-in "good"; no backend created yet.
+std::unique_ptr<Registry> with_builtin_good(std::vector<fs::path> dirs) {
+  auto options = isolated(std::move(dirs));
+  options.builtins = {builtin("good")};
+  g_created = 0;
+  return std::make_unique<Registry>(options);
+}
+
 void record_load(const fs::path& file) { g_loads.push_back(file); }
 
 // Clears the hook however the test ends.
@@ -48,10 +57,8 @@ struct HookGuard {
 }  // namespace
 
 TEST_CASE("registry: a built-in backend is offered without a plugin file", "[registry][builtin]") {
-  auto options = isolated({});
-  options.builtins = {builtin("good")};
-  g_created = 0;
-  Registry r(options);
+  auto registry = with_builtin_good({});
+  Registry& r = *registry;
   const BackendEntry* e = r.find("good");
   REQUIRE(e);
   CHECK(e->builtin);
@@ -68,10 +75,8 @@ TEST_CASE("registry: a built-in backend is offered without a plugin file", "[reg
 
 TEST_CASE("registry: a plugin file in a directory the caller named wins over a built-in",
           "[registry][builtin]") {
-  auto options = isolated({fixture_dir("good")});
-  options.builtins = {builtin("good")};
-  g_created = 0;
-  Registry r(options);
+  auto registry = with_builtin_good({fixture_dir("good")});
+  Registry& r = *registry;
   const BackendEntry* e = r.find("good");
   REQUIRE(e);
   CHECK_FALSE(e->builtin);

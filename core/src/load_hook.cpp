@@ -8,12 +8,8 @@
 namespace cordon {
 
 namespace {
+
 LoadHook g_hook = nullptr;
-}  // namespace
-
-void set_load_hook(LoadHook hook) { g_hook = hook; }
-
-namespace {
 
 std::filesystem::path own_executable() {
   std::error_code ec;
@@ -22,6 +18,8 @@ std::filesystem::path own_executable() {
 }
 
 }  // namespace
+
+void set_load_hook(LoadHook hook) { g_hook = hook; }
 
 std::filesystem::path code_file(const void* address) {
   // A static executable (no program interpreter) holds all the code there is; its loader

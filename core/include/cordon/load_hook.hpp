@@ -1,5 +1,6 @@
-// A hook that runs just before cordon loads a shared object of its own (a backend plugin or
-// the YAML policy module), and where a piece of code was loaded from.
+// A hook that runs just before cordon loads a shared object (a backend plugin, the YAML policy
+// module, or an NSS module for the user database: cordon/user_db.hpp), and where a piece of
+// code was loaded from.
 //
 // cordon's `cordon` executable is a static front end that cannot load them: it runs
 // `--backend landlock` with the backend built in, and hands any other command line to the full

@@ -25,8 +25,8 @@ struct UserEntry {
   std::string home;
 };
 
-/// The account of `uid`: from /etc/passwd first when files_only is set, else (or when it is not
-/// there, after the load hook) from getpwuid_r. nullopt when no source knows it.
+/// The account of `uid` from getpwuid_r; with files first set, from /etc/passwd when it is
+/// there, else from getpwuid_r after the load hook. nullopt when no source knows it.
 CORDON_API std::optional<UserEntry> find_user(uid_t uid);
 
 /// Looks in /etc/passwd before NSS, and calls the load hook before NSS is asked (cordon's front

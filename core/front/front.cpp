@@ -50,11 +50,13 @@ bool stays_here(int argc, char** argv) {
   return true;
 }
 
-// The full executable, found from this one's own file: <bin>/../libexec/cordon/cordon.
+// The full executable, found from this one's own file: <bin>/../libexec/cordon/cordon. Empty
+// when that file is unknown (no /proc): never a relative name, which would run whatever
+// `cordon` lies in the working directory.
 fs::path full_executable() {
   std::error_code ec;
   fs::path self = fs::read_symlink("/proc/self/exe", ec);
-  if (ec) return fs::path(CORDON_FULL_FROM_BIN).filename();
+  if (ec || !self.is_absolute()) return {};
   return self.parent_path() / CORDON_FULL_FROM_BIN;
 }
 
@@ -69,13 +71,13 @@ int failure_status(int argc, char** argv) {
   std::cerr.flush();
   std::fflush(nullptr);
   fs::path full = full_executable();
-  ::execv(full.c_str(), g_argv);
-  int err = errno;
-  std::cerr << cordon::Error(cordon::code::kFullExecutable,
-                             "cannot start cordon's full executable '" + full.string() +
-                                 "': " + std::strerror(err),
-                             "reinstall cordon: the front end needs its full executable for "
-                             "every verb but run, for plugins and for yaml policies")
+  if (!full.empty()) ::execv(full.c_str(), g_argv);
+  std::string why = full.empty() ? "/proc/self/exe cannot be read" : std::strerror(errno);
+  std::cerr << cordon::Error(
+                   cordon::code::kFullExecutable,
+                   "cannot start cordon's full executable '" + full.string() + "': " + why,
+                   "reinstall cordon: the front end needs its full executable for "
+                   "every verb but run, for plugins and for yaml policies")
                    .render()
             << "\n";
   int argc = 0;

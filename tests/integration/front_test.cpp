@@ -173,3 +173,24 @@ TEST_CASE("front: as root, a workspace owner outside /etc/passwd is looked up by
     if (owner != 65534u) CHECK(r.err.find("libnss") != std::string::npos);
   }
 }
+
+TEST_CASE("front: without /proc it refuses to hand off, and never runs a 'cordon' of the cwd",
+          "[front][cli]") {
+  if (::geteuid() != 0) {
+    WARN("skipping: only root can unmount /proc in a mount namespace of its own");
+    return;
+  }
+  itest::Scratch s;
+  // A program named like the full executable's file, where a relative name would find it.
+  std::ofstream(s / "cordon") << "#!/bin/sh\ntouch " << (s / "ran").string() << "\n";
+  fs::permissions(s / "cordon", fs::perms::owner_all);
+  std::string script = "cd " + s.dir.string() + " && umount -l /proc && exec " +
+                       std::string(CORDON_CLI) + " version";
+  auto r =
+      run("/usr/bin/unshare", {"--mount", "--propagation", "private", "/bin/sh", "-c", script});
+  INFO(r.err);
+  CHECK(r.status == 2);
+  CHECK(r.err.find("CRD3014") != std::string::npos);
+  CHECK(r.err.find("/proc/self/exe cannot be read") != std::string::npos);
+  CHECK_FALSE(fs::exists(s / "ran"));
+}

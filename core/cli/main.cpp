@@ -16,6 +16,8 @@ int g_exit_status = 0;
 }  // namespace
 
 void set_exit_status(int status) { g_exit_status = status; }
+
+int failure_status(std::string_view verb) { return verb == "run" || verb == "job" ? 125 : 2; }
 int exit_status() { return g_exit_status; }
 
 void register_version(CLI::App& app) {
@@ -47,10 +49,9 @@ void register_verbs(CLI::App& app, std::string_view first) {
   for (const auto& [name, add] : kVerbs) add(app);
 }
 
-// Usage errors: `run` keeps the 125 "cordon failed before exec" convention, others exit 2.
 int usage_status(const CLI::App& app) {
   for (const auto* sub : app.get_subcommands())
-    if (sub->get_name() == "run" || sub->get_name() == "job") return 125;
+    if (int status = cordon::cli::failure_status(sub->get_name()); status != 2) return status;
   return 2;
 }
 

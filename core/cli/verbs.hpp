@@ -3,6 +3,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include <string_view>
+
 namespace cordon::cli {
 
 /// `cordon version`.
@@ -30,6 +32,10 @@ void register_docker(CLI::App& app);
 /// The whole command line: parses `argv`, runs the verb, returns cordon's exit status. Both
 /// executables (the front end in core/front and the full one) call it from their main().
 int main_cli(int argc, char** argv);
+
+/// The status cordon exits with when it fails before running anything for `verb`: `run` and
+/// `job` keep the 125 "cordon failed before exec" convention, other verbs exit 2.
+int failure_status(std::string_view verb);
 
 /// Set by a verb's callback: the status `cordon` exits with.
 void set_exit_status(int status);

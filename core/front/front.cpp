@@ -60,12 +60,6 @@ fs::path full_executable() {
   return self.parent_path() / CORDON_FULL_FROM_BIN;
 }
 
-// `run` and `job` keep the 125 "cordon failed before exec" status; other verbs exit 2.
-int failure_status(int argc, char** argv) {
-  std::string_view verb = argc > 1 ? argv[1] : "";
-  return verb == "run" || verb == "job" ? 125 : 2;
-}
-
 [[noreturn]] void hand_off() {
   std::cout.flush();
   std::cerr.flush();
@@ -80,9 +74,7 @@ int failure_status(int argc, char** argv) {
                    "every verb but run, for plugins and for yaml policies")
                    .render()
             << "\n";
-  int argc = 0;
-  while (g_argv[argc]) ++argc;
-  std::_Exit(failure_status(argc, g_argv));
+  std::_Exit(cordon::cli::failure_status(g_argv[0] && g_argv[1] ? g_argv[1] : ""));
 }
 
 void hand_off_to_load(const fs::path& file) {

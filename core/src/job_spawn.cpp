@@ -1,7 +1,6 @@
 // Starting a job's supervisor, detached; finding cordon; private directories.
 #include "job_spawn.hpp"
 
-#include <dlfcn.h>
 #include <fcntl.h>
 #include <linux/close_range.h>
 #include <signal.h>
@@ -10,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cordon/error.hpp>
+#include <cordon/load_hook.hpp>
 #include <cordon/user_db.hpp>
 
 #include <cerrno>
@@ -91,9 +91,8 @@ fs::path default_cordon_exe() {
   std::error_code ec;
   auto self = fs::read_symlink("/proc/self/exe", ec);
   if (!ec && self.filename() == "cordon") return self;
-  Dl_info info{};
-  if (::dladdr(reinterpret_cast<void*>(&default_cordon_exe), &info) && info.dli_fname) {
-    auto lib_dir = fs::path(info.dli_fname).parent_path();
+  if (auto lib = code_file(reinterpret_cast<const void*>(&default_cordon_exe)); !lib.empty()) {
+    auto lib_dir = lib.parent_path();
     for (auto candidate :
          {lib_dir / ".." / "bin" / "cordon", lib_dir / ".." / ".." / "bin" / "cordon"})
       if (::access(candidate.c_str(), X_OK) == 0) return fs::weakly_canonical(candidate);

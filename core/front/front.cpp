@@ -28,6 +28,7 @@
 
 #include "../cli/runtime_options.hpp"
 #include "../cli/verbs.hpp"
+#include "keeper.hpp"
 #include "landlock_backend.hpp"
 
 namespace {
@@ -61,6 +62,7 @@ fs::path full_executable() {
 }
 
 [[noreturn]] void hand_off() {
+  cordon::landlock::discard_prestarted_keeper();  // exec would leave it behind, unkillable
   std::cout.flush();
   std::cerr.flush();
   std::fflush(nullptr);
@@ -94,6 +96,9 @@ std::unique_ptr<cordon::Backend> make_landlock(const cordon::BackendContext& con
 int main(int argc, char** argv) {
   g_argv = argv;
   if (!stays_here(argc, argv)) hand_off();
+  // The sandbox's namespaces are made on the other core while the command line is parsed and
+  // the run planned (plugins/landlock/keeper.hpp).
+  cordon::landlock::prestart_keeper();
   cordon::set_load_hook(hand_off_to_load);
   cordon::set_user_lookup_files_first(true);
   cordon::cli::set_builtin_backends({{"landlock", cordon::landlock::kVersion, make_landlock}});

@@ -271,22 +271,30 @@ void SandboxCgroup::create(const CgroupSupport& s, const CgroupLimits& limits) {
 
 SandboxCgroup::~SandboxCgroup() { remove(); }
 
-void SandboxCgroup::remove() noexcept {
+bool SandboxCgroup::remove_if_empty() noexcept { return remove(1); }
+
+bool SandboxCgroup::remove(int attempts) noexcept {
   if (dir_fd_ >= 0) ::close(dir_fd_);
   dir_fd_ = -1;
   for (int& fd : task_fds_) {
     if (fd >= 0) ::close(fd);
     fd = -1;
   }
-  for (const auto* dir : {&memory_, &pids_, &cpu_}) {
+  bool gone = true;
+  for (auto* dir : {&memory_, &pids_, &cpu_}) {
     if (dir->empty()) continue;
-    // The last tasks may still be leaving the group for a moment after the init was reaped.
-    for (int attempt = 0; attempt < 200; ++attempt) {
-      if (::rmdir(dir->c_str()) == 0 || errno == ENOENT) break;
+    // The last tasks may still be leaving the group for a moment after the keeper was reaped.
+    for (int attempt = 0; attempt < attempts; ++attempt) {
+      if (attempt > 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      if (::rmdir(dir->c_str()) == 0 || errno == ENOENT) {
+        dir->clear();
+        break;
+      }
       if (errno != EBUSY) break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
+    gone = gone && dir->empty();
   }
+  return gone;
 }
 
 std::optional<std::uint64_t> SandboxCgroup::peak_memory() const {

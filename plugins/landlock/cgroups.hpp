@@ -58,11 +58,13 @@ class SandboxCgroup {
   std::optional<std::uint64_t> peak_memory() const;
   /// True when the memory limit killed or refused something.
   bool memory_limit_hit() const;
+  /// Removes the groups if no task is left in them, without waiting; true when they are gone.
+  bool remove_if_empty() noexcept;
 
  private:
   void create(const CgroupSupport& support, const CgroupLimits& limits);
-  /// Removes the groups (waiting briefly for the last tasks to leave).
-  void remove() noexcept;
+  /// Removes the groups, waiting up to `attempts` ms for the last tasks to leave.
+  bool remove(int attempts = 200) noexcept;
 
   CgroupVersion version_;
   std::string memory_;  ///< group directories (v2: memory_ is the one group)

@@ -2,6 +2,7 @@
 // glibc bookkeeping of threads.
 #pragma once
 
+#include <signal.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -30,6 +31,17 @@ inline int set_all_gids(gid_t gid) noexcept {
 /// setresuid(uid, uid, uid) for the calling thread only.
 inline int set_all_uids(uid_t uid) noexcept {
   return static_cast<int>(::syscall(SYS_setresuid, uid, uid, uid));
+}
+
+/// Every signal back to its default action, none blocked: cordon's handlers must never run in
+/// a child (they would act on cordon's state).
+inline void reset_signals() noexcept {
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  for (int sig = 1; sig < NSIG; ++sig) ::sigaction(sig, &dfl, nullptr);
+  sigset_t none;
+  ::sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
 }
 
 /// Copies `src` into `dst` (size `cap`), always terminated; truncates.

@@ -6,15 +6,19 @@
 #include <cordon/log.hpp>
 
 #include <fcntl.h>
+#include <sched.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <array>
 #include <cstring>
+#include <utility>
 
 #include "cgroups.hpp"
 #include "host_paths.hpp"
 #include "idmap.hpp"
+#include "keeper.hpp"
 #include "layout.hpp"
 #include "limits.hpp"
 #include "namespaces.hpp"
@@ -28,8 +32,6 @@
 namespace cordon::landlock {
 
 namespace {
-
-constexpr std::size_t kCommandStack = 64 * 1024;
 
 Identity identity_for(const Plan& plan, const Settings& settings, RunResult& result) {
   struct stat st {};
@@ -80,8 +82,19 @@ Error setup_error(const ChildReport& r, const Identity& identity) {
                    std::to_string(identity.uid) + " (" + identity.reason + ")");
 }
 
-void fill_outcome(const Outcome& out, const Plan& plan, const Identity& identity,
-                  const SandboxCgroup* cg, RunResult& result) {
+// What the sandbox's group counted, read before it is removed.
+struct Totals {
+  bool memory_limit_hit = false;
+  std::optional<std::uint64_t> peak_memory;
+};
+
+Totals totals_of(const SandboxCgroup* cg) {
+  if (!cg) return {};
+  return {cg->memory_limit_hit(), cg->peak_memory()};
+}
+
+void fill_outcome(const Outcome& out, const Plan& plan, const Identity& identity, const Totals& cg,
+                  RunResult& result) {
   if (out.failure && out.failure->kind == ChildReport::Kind::setup_failed) {
     result.error = setup_error(*out.failure, identity);
   } else if (out.failure) {
@@ -98,17 +111,17 @@ void fill_outcome(const Outcome& out, const Plan& plan, const Identity& identity
     result.exit_code = WEXITSTATUS(out.wait_status);
   } else if (out.exited && WIFSIGNALED(out.wait_status)) {
     result.signal = WTERMSIG(out.wait_status);
-  } else if (cg && cg->memory_limit_hit()) {
+  } else if (cg.memory_limit_hit) {
     result.signal = SIGKILL;
     result.notes.push_back("the sandbox was killed by its memory limit");
   } else {
     result.error = Error(code::kBackendFault, "the sandbox's init ended without a report");
   }
-  if (cg && cg->memory_limit_hit() && !result.timed_out)
+  if (cg.memory_limit_hit && !result.timed_out)
     result.notes.push_back("the memory limit was reached");
   result.cpu_seconds = static_cast<double>(out.usage.ru_utime.tv_sec + out.usage.ru_stime.tv_sec) +
                        (out.usage.ru_utime.tv_usec + out.usage.ru_stime.tv_usec) / 1e6;
-  if (cg) result.peak_memory_bytes = cg->peak_memory();
+  result.peak_memory_bytes = cg.peak_memory;
   if (!result.peak_memory_bytes)
     result.peak_memory_bytes = static_cast<std::uint64_t>(out.usage.ru_maxrss) * 1024;
 }
@@ -197,7 +210,7 @@ Prepared prepare(const Plan& plan, const ProbeFacts& facts, RunResult& result) {
                 "ipc.isolate with TCP ports needs Landlock ABI 6 (abstract unix socket scope)");
   p.rules = plan_ruleset(facts.abi, p.view, p.layout, policy.network,
                          !policy.process.allowed_commands.empty());
-  p.limits = plan_limits(policy.limits, {facts.cgroups, facts.nproc_per_userns});
+  p.limits = plan_limits(policy.limits, {facts.cgroups, facts.nproc_per_userns, !facts.root});
   return p;
 }
 
@@ -207,7 +220,7 @@ struct ChildData {
   std::vector<char*> envp, argv;
   std::string uid_map, gid_map;
   std::vector<int> trees;
-  std::unique_ptr<char[]> stack;  // not zeroed: the command uses a few hundred bytes of it
+  std::array<int, kKeeperNamespaces> ns_fds{};
 
   ChildData(const Plan& plan, const Prepared& p)
       : env(environment(plan, p.layout)),
@@ -219,13 +232,12 @@ struct ChildData {
         argv(pointers(args)),
         uid_map(p.identity.uid_map()),
         gid_map(p.identity.gid_map()),
-        trees(p.layout.steps.size() + p.layout.devices.size(), -1),
-        stack(new char[kCommandStack]) {}
+        trees(p.layout.steps.size() + p.layout.devices.size(), -1) {}
 };
 
 // The pipes of one run: cordon's ends and the sandbox's.
 struct Pipes {
-  Pipe out = make_pipe(), err = make_pipe(), report = make_pipe(), go = make_pipe(), input;
+  Pipe out = make_pipe(), err = make_pipe(), report = make_pipe(), input;
 
   explicit Pipes(bool has_input) {
     if (has_input)
@@ -236,24 +248,22 @@ struct Pipes {
   }
 };
 
-ChildSpec make_spec(const Prepared& p, const Policy& policy, ChildData& d, const Pipes& pipes,
-                    int ruleset_fd, const SeccompProgram& program, const SandboxCgroup* cgroup) {
-  bool v1 = cgroup && cgroup->clone_fd() < 0;
+ChildSpec make_spec(const Prepared& p, ChildData& d, const Pipes& pipes, int ruleset_fd,
+                    const SeccompProgram& program, const SandboxCgroup* cgroup,
+                    const Keeper& keeper) {
   ChildSpec spec;
-  spec.go_fd = pipes.go.read.get();
-  spec.wait_for_maps = p.identity.parent_writes_maps;
-  if (v1) {
+  spec.ns_fds = d.ns_fds.data();
+  spec.ns_types = keeper.ns_types.data();
+  spec.ns_count = keeper.ns_count;
+  for (int i = 0; i < keeper.ns_count; ++i)
+    d.ns_fds[static_cast<std::size_t>(i)] = keeper.ns[static_cast<std::size_t>(i)].get();
+  if (cgroup && cgroup->clone_fd() < 0) {
     spec.cgroup_tasks = cgroup->task_fds();
     spec.cgroup_task_count = 3;
   }
-  spec.self_maps = !p.identity.parent_writes_maps;
-  spec.uid_map = d.uid_map.c_str();
-  spec.gid_map = d.gid_map.c_str();
   spec.uid = p.identity.uid;
   spec.gid = p.identity.gid;
   spec.drop_groups = p.identity.parent_writes_maps;
-  spec.unshare_cgroup = v1;
-  spec.loopback = !policy.network.allow && !p.ports;
   spec.layout = &p.layout;
   spec.trees = SourceTrees{d.trees.data(), d.trees.size()};
   spec.ruleset_fd = ruleset_fd;
@@ -267,9 +277,30 @@ ChildSpec make_spec(const Prepared& p, const Policy& policy, ChildData& d, const
   spec.stdout_fd = pipes.out.write.get();
   spec.stderr_fd = pipes.err.write.get();
   spec.report_fd = pipes.report.write.get();
-  spec.stack = d.stack.get();
-  spec.stack_size = kCommandStack;
+  spec.report_peer_fd = pipes.report.read.get();
   return spec;
+}
+
+// Owns the keeper until the command's process takes it over.
+struct KeeperGuard {
+  Keeper keeper;
+  ~KeeperGuard() { discard_keeper(keeper); }
+};
+
+// Kills and reaps whatever of the sandbox is still there when the run is left early.
+struct StartedGuard {
+  Started& started;
+  ~StartedGuard() { abandon(started); }
+};
+
+// The maps of the keeper's user namespace, when cordon is root: the sandbox's identity, known
+// only now (an unprivileged keeper has mapped cordon's own uid itself).
+void write_maps(const Keeper& keeper, const ChildData& data, const Identity& identity) {
+  if (!identity.parent_writes_maps) return;
+  const char* failed = "";
+  if (int e = write_id_maps(keeper.pid, data.uid_map.c_str(), data.gid_map.c_str(), false, &failed))
+    throw Error(code::kIsolationFailed,
+                std::string("user namespace: cannot write ") + failed + ": " + std::strerror(-e));
 }
 
 }  // namespace
@@ -278,46 +309,43 @@ void LandlockBackend::execute(const Plan& plan, OutputSink& sink, RunResult& res
   if (!probe().available) throw Error(code::kBackendUnavailable, probe().reason);
   if (auto errors = landlock::validate_settings(plan.settings); !errors.empty())
     throw errors.front();
+  // Started first, so that the namespaces are made while the run is planned.
+  bool fresh_net = !plan.policy.network.allow && !ports_mode(plan.policy.network);
+  KeeperGuard guard{take_prestarted_keeper(fresh_net)};
+  if (!guard.keeper) guard.keeper = start_keeper(fresh_net);
   Prepared p = prepare(plan, facts_, result);
   UniqueFd ruleset = create_ruleset(p.rules);
   const SeccompProgram program = build_filter({!plan.policy.process.allow_subprocess, p.ports});
   std::unique_ptr<SandboxCgroup> cgroup;
   if (!p.limits.cgroup.empty())
     cgroup = std::make_unique<SandboxCgroup>(facts_.cgroups, p.limits.cgroup);
-  bool v1 = cgroup && cgroup->clone_fd() < 0;
   ChildData data(plan, p);
   Pipes pipes(plan.stdin_data.has_value());
-  ChildSpec spec = make_spec(p, plan.policy, data, pipes, ruleset.get(), program, cgroup.get());
-  std::uint64_t flags =
-      kSandboxNamespaces | (spec.loopback ? CLONE_NEWNET : 0) | (v1 ? 0 : CLONE_NEWCGROUP);
-  auto write_maps = [&data](pid_t pid) {
-    const char* failed = "";
-    if (int e = write_id_maps(pid, data.uid_map.c_str(), data.gid_map.c_str(), false, &failed))
-      throw Error(code::kIsolationFailed,
-                  std::string("user namespace: cannot write ") + failed + ": " + std::strerror(-e));
-  };
   if (plan.deadline && std::chrono::steady_clock::now() >= *plan.deadline) {
     result.timed_out = true;
     result.notes.push_back("the deadline passed during the set-up: the command did not run");
     for (auto& note : p.view.notes) result.notes.push_back(note);
     return;
   }
-  Started started = start_sandbox(spec, flags, cgroup ? cgroup->clone_fd() : -1,
-                                  pipes.go.write.get(), write_maps);
+  result.report =
+      enforcement_report({plan, p.view, p.layout, p.rules, p.limits, p.identity, fresh_net});
+  if (auto failed = await_keeper(guard.keeper)) throw setup_error(*failed, p.identity);
+  write_maps(guard.keeper, data, p.identity);
+  ChildSpec spec = make_spec(p, data, pipes, ruleset.get(), program, cgroup.get(), guard.keeper);
+  Started started =
+      start_command(spec, std::exchange(guard.keeper, Keeper{}), cgroup ? cgroup->clone_fd() : -1);
+  StartedGuard started_guard{started};
   for (auto* end : {&pipes.out.write, &pipes.err.write, &pipes.report.write, &pipes.input.read})
     end->reset();
   ParentEnds ends{std::move(pipes.out.read), std::move(pipes.err.read),
                   std::move(pipes.report.read), std::move(pipes.input.write)};
-  // Made while the sandbox sets itself up: the report depends only on what was decided.
-  try {
-    result.report =
-        enforcement_report({plan, p.view, p.layout, p.rules, p.limits, p.identity, spec.loopback});
-  } catch (...) {
-    abandon(started);
-    throw;
-  }
   Outcome outcome = supervise(started, ends, plan.stdin_data, plan.stop, plan.deadline, sink);
-  fill_outcome(outcome, plan, p.identity, cgroup.get(), result);
+  // While the keeper's namespaces are torn down: the group is read, and removed if the last
+  // orphan has already left it (else when it is destroyed, after the keeper is reaped).
+  Totals totals = totals_of(cgroup.get());
+  if (cgroup && cgroup->remove_if_empty()) cgroup.reset();
+  reap_keeper(started, outcome);
+  fill_outcome(outcome, plan, p.identity, totals, result);
   for (auto& note : p.view.notes) result.notes.push_back(note);
 }
 

@@ -27,17 +27,19 @@ void memory(const Limits& l, const LimitsFacts& f, LimitsPlan& plan) {
 
 void processes(const Limits& l, const LimitsFacts& f, LimitsPlan& plan) {
   if (!l.max_processes) return;
-  // The sandbox's init is one task of the group and of the namespace's count.
-  std::uint64_t tasks = *l.max_processes + 1;
+  // The keeper (pid 1) stays outside the group; in the namespace's count it is one of the
+  // sandbox's uid's tasks when cordon is not root.
+  std::uint64_t tasks = *l.max_processes;
   std::string how;
   if (f.cgroups.pids) {
     plan.cgroup.max_tasks = tasks;
-    how = std::string(version_name(f.cgroups.version)) + " pids.max = " + std::to_string(tasks) +
-          " (" + std::to_string(*l.max_processes) + " + the sandbox's init)";
+    how = std::string(version_name(f.cgroups.version)) + " pids.max = " + std::to_string(tasks);
   }
   if (f.nproc_per_userns) {
-    plan.rlimits.push_back({RLIMIT_NPROC, tasks, tasks});
-    how += std::string(how.empty() ? "" : "; ") + "RLIMIT_NPROC = " + std::to_string(tasks) +
+    std::uint64_t nproc = tasks + (f.keeper_shares_uid ? 1 : 0);
+    plan.rlimits.push_back({RLIMIT_NPROC, nproc, nproc});
+    how += std::string(how.empty() ? "" : "; ") + "RLIMIT_NPROC = " + std::to_string(nproc) +
+           (f.keeper_shares_uid ? " (" + std::to_string(tasks) + " + the sandbox's pid 1)" : "") +
            " set inside the sandbox's own user namespace, where the kernel counts only its tasks";
   }
   if (!how.empty()) plan.mechanisms.emplace_back("limit.processes", how + " (threads count)");

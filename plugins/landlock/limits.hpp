@@ -28,7 +28,9 @@ struct RlimitSpec {
 /// What the probe established about limits.
 struct LimitsFacts {
   CgroupSupport cgroups;
-  bool nproc_per_userns = false;  ///< RLIMIT_NPROC counted per user namespace (proven)
+  bool nproc_per_userns = false;   ///< RLIMIT_NPROC counted per user namespace (proven)
+  bool keeper_shares_uid = false;  ///< cordon is not root: the keeper (pid 1) has the sandbox's
+                                   ///< uid in its namespace and counts in RLIMIT_NPROC
 };
 
 /// The limits of one run.

@@ -1,22 +1,18 @@
-// The sandbox's init and command (async-signal-safe code only).
+// The sandbox's command process (async-signal-safe code only).
 #include "spawn.hpp"
 
 #include <fcntl.h>
-#include <grp.h>
 #include <linux/capability.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 
 #include "child_util.hpp"
-#include "idmap.hpp"
-#include "namespaces.hpp"
 
 namespace cordon::landlock {
 
@@ -47,19 +43,12 @@ void send(int fd, const ChildReport& r) noexcept {
   ::_exit(kSetupFailed);
 }
 
-void reset_signals() noexcept;
-
 int drop_capabilities() noexcept {
   __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
   __user_cap_data_struct data[2] = {};
   if (::syscall(SYS_capset, &header, data) != 0) return -errno;
   ::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
   return 0;
-}
-
-void wait_for_cordon(const ChildSpec& s) noexcept {
-  char go = 0;
-  if (::read(s.go_fd, &go, 1) != 1) ::_exit(kSetupFailed);  // cordon went away
 }
 
 // Joins the v1 groups before anything else (and before the identity change, after which a
@@ -75,30 +64,22 @@ void join_cgroups(const ChildSpec& s) noexcept {
 }
 
 void become(const ChildSpec& s) noexcept {
-  if (s.wait_for_maps) wait_for_cordon(s);
-  if (s.self_maps) {
-    const char* failed = "";
-    if (int err = write_id_maps(0, s.uid_map, s.gid_map, true, &failed); err != 0)
-      setup_failed(s, "user namespace", "cannot write", failed, -err);
-  }
   if (s.drop_groups && child::drop_supplementary_groups() != 0)
     setup_failed(s, "user namespace", "cannot drop supplementary groups", "", errno);
   if (child::set_all_gids(s.gid) != 0)
     setup_failed(s, "user namespace", "cannot become the sandbox's group", "", errno);
   if (child::set_all_uids(s.uid) != 0)
     setup_failed(s, "user namespace", "cannot become the sandbox's user", "", errno);
-  // After the identity change, which would clear it; cordon keeps the go pipe open while it
-  // lives, so a hang-up here means it died before the signal was armed.
+  // After the identity change, which would clear it; cordon keeps its end of the report pipe
+  // open while it lives, so an error on ours means it died before the signal was armed.
   ::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-  pollfd p{s.go_fd, POLLIN, 0};
-  if (::poll(&p, 1, 0) > 0 && (p.revents & POLLHUP)) ::_exit(kSetupFailed);
+  pollfd p{s.report_fd, 0, 0};
+  if (::poll(&p, 1, 0) > 0 && (p.revents & POLLERR)) ::_exit(kSetupFailed);
 }
 
 void isolate(const ChildSpec& s) noexcept {
-  if (::sethostname("cordon", 6) != 0) setup_failed(s, "uts namespace", "sethostname", "", errno);
-  if (s.loopback)
-    if (int err = bring_up_loopback(); err != 0)
-      setup_failed(s, "network namespace", "cannot bring up", "lo", -err);
+  // The keeper's cgroup namespace is cordon's; this one is rooted at the sandbox's group.
+  if (::unshare(CLONE_NEWCGROUP) != 0) setup_failed(s, "cgroup namespace", "unshare", "", errno);
   MountFailure mf;
   if (!clone_sources(*s.layout, s.trees, mf) || !build_root(*s.layout, s.trees, mf))
     setup_failed(s, "mount namespace", mf.step, mf.path, mf.err);
@@ -106,17 +87,6 @@ void isolate(const ChildSpec& s) noexcept {
   if (int err = add_sandbox_rules(s.ruleset_fd, *s.ruleset, &failed); err != 0)
     setup_failed(s, "landlock", "cannot add the rule for", failed, -err);
   if (::setsid() < 0) setup_failed(s, "pid namespace", "setsid", "", errno);
-  if (s.unshare_cgroup && ::unshare(CLONE_NEWCGROUP) != 0)
-    setup_failed(s, "cgroup namespace", "unshare", "", errno);
-}
-
-void reset_signals() noexcept {
-  struct sigaction dfl {};
-  dfl.sa_handler = SIG_DFL;
-  for (int sig = 1; sig < NSIG; ++sig) ::sigaction(sig, &dfl, nullptr);
-  sigset_t none;
-  ::sigemptyset(&none);
-  ::sigprocmask(SIG_SETMASK, &none, nullptr);
 }
 
 void setup_stdio(const ChildSpec& s) noexcept {
@@ -150,12 +120,11 @@ void setup_stdio(const ChildSpec& s) noexcept {
   ::_exit(kExecFailed);
 }
 
-// The command, in a vfork-style child of the init: limits, no_new_privs, Landlock, no
-// capabilities, no inherited descriptors, seccomp last, then exec.
 int command_main(void* arg) noexcept {
   const auto& s = *static_cast<const ChildSpec*>(arg);
+  become(s);
+  isolate(s);
   setup_stdio(s);
-  // Signal dispositions and mask: the init reset them all before it cloned this process.
   std::size_t failed_limit = 0;
   if (int err = apply_rlimits(*s.rlimits, &failed_limit); err != 0)
     setup_failed(s, "limits", "setrlimit", "", -err);
@@ -170,62 +139,20 @@ int command_main(void* arg) noexcept {
   exec_command(s);
 }
 
-volatile sig_atomic_t g_stop = 0;
-
-void on_stop(int) { g_stop = 1; }
-// A graceful stop (`cordon job stop`): every process of the sandbox gets SIGTERM.
-void on_terminate(int) { ::kill(-1, SIGTERM); }
-
-// Waits for the command, or for cordon's stop request (the deadline); returns its status.
-int wait_for(pid_t command) noexcept {
-  for (;;) {
-    int st = 0;
-    pid_t pid = ::waitpid(-1, &st, 0);
-    if (pid == command) return st;
-    if (g_stop) return -1;
-    if (pid < 0 && errno != EINTR) return -1;
-  }
-}
-
 }  // namespace
 
-void run_init(const ChildSpec& s) noexcept {
-  reset_signals();  // cordon's handlers must never run in here
+void run_entrant(const ChildSpec& s) noexcept {
+  child::reset_signals();  // cordon's handlers must never run in here
+  ::close(s.report_peer_fd);
   join_cgroups(s);
-  become(s);
-  isolate(s);
-  pid_t command = ::clone(command_main, s.stack + s.stack_size, CLONE_VM | CLONE_VFORK | SIGCHLD,
-                          const_cast<ChildSpec*>(&s));
-  if (command < 0) setup_failed(s, "spawn", "cannot start the command", "", errno);
-  // The init keeps only the report pipe, no capabilities, and cannot be inspected.
-  if (s.report_fd > 0) ::close_range(0, static_cast<unsigned>(s.report_fd - 1), 0);
-  ::close_range(static_cast<unsigned>(s.report_fd + 1), ~0U, 0);
-  drop_capabilities();
-  ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-  struct sigaction stop {};
-  stop.sa_handler = on_stop;  // no SA_RESTART: waitpid returns with EINTR
-  ::sigaction(kStopSignal, &stop, nullptr);
-  struct sigaction term {};
-  term.sa_handler = on_terminate;
-  term.sa_flags = SA_RESTART;
-  ::sigaction(SIGTERM, &term, nullptr);
-  // Until now a SIGTERM would have been dropped (an init without a handler ignores it) or sent
-  // to no one: cordon holds a graceful stop back until it reads this.
-  ChildReport started;
-  started.kind = ChildReport::Kind::started;
-  send(s.report_fd, started);
-  int status = wait_for(command);
-  // Everything left dies now and is reaped here, so that its CPU time is counted; the
-  // kernel would kill it anyway when the init exits, but without accounting.
-  ::kill(-1, SIGKILL);
-  while (::waitpid(-1, nullptr, 0) > 0 || errno == EINTR) {
-  }
-  if (status != -1) {
-    ChildReport r;
-    r.kind = ChildReport::Kind::exited;
-    r.status = status;
-    send(s.report_fd, r);
-  }
+  for (int i = 0; i < s.ns_count; ++i)
+    if (::setns(s.ns_fds[i], s.ns_types[i]) != 0)
+      setup_failed(s, "namespaces", "cannot join the keeper's namespaces", "", errno);
+  // vfork-style: this process waits until the command has been executed (or has failed).
+  pid_t pid = ::clone(command_main, s.stack + s.stack_size,
+                      CLONE_VM | CLONE_VFORK | CLONE_PARENT | SIGCHLD, const_cast<ChildSpec*>(&s));
+  if (pid < 0) setup_failed(s, "spawn", "cannot start the command's process", "", errno);
+  *s.command_pid = pid;
   ::_exit(0);
 }
 

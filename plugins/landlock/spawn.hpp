@@ -1,7 +1,10 @@
-// The sandbox's processes: its init (pid 1 of the new pid namespace), which finishes the
-// isolation and waits, and the command it starts. Everything here runs in children of a
-// possibly multi-threaded cordon, so it only reads data prepared before the clone and makes
-// raw system calls; failures travel back to cordon as fixed-size records on a pipe.
+// The sandbox's command. Once the run is planned, cordon starts an entrant, which joins the
+// keeper's namespaces (setns only moves the pid namespace of its children) and starts the
+// command's process in them as cordon's own child (CLONE_PARENT), then leaves. The command's
+// process takes the sandbox's identity, builds the tree, confines itself and executes the
+// command. Both run in children of a possibly multi-threaded cordon, so they only read data
+// prepared before the fork and make raw system calls; failures travel back to cordon as
+// fixed-size records on a pipe.
 #pragma once
 
 #include <limits.h>
@@ -23,32 +26,26 @@ namespace cordon::landlock {
 
 /// A record on the report pipe.
 struct ChildReport {
-  /// started: the init has the command and forwards SIGTERM to it from now on.
-  enum class Kind : std::uint32_t { setup_failed = 1, exec_failed = 2, exited = 3, started = 4 };
+  /// started: the keeper has made its namespaces and can be joined.
+  enum class Kind : std::uint32_t { setup_failed = 1, exec_failed = 2, started = 4 };
   Kind kind = Kind::setup_failed;
   std::int32_t err = 0;     ///< errno of the failure
-  std::int32_t status = 0;  ///< exited: the command's wait status
   char mechanism[32] = {};  ///< setup_failed: "mount namespace", "landlock", ...
   char detail[224] = {};    ///< what was being done, on which path
 };
 static_assert(sizeof(ChildReport) <= PIPE_BUF, "reports must be written atomically");
 
-/// Everything the init and the command need, prepared by cordon before the clone.
+/// Everything the command's process needs, prepared by cordon before the fork.
 struct ChildSpec {
-  // identity
-  int go_fd = -1;              ///< read end; cordon writes a byte when each step below is done
-  bool wait_for_maps = false;  ///< cordon (root) writes the maps: wait before anything else
-  const int* cgroup_tasks = nullptr;  ///< v1: `tasks` descriptors the init writes "0" to, first
+  // namespaces and identity
+  const int* ns_fds = nullptr;    ///< the keeper's namespaces, joined in order (user first)
+  const int* ns_types = nullptr;  ///< CLONE_NEW* of each
+  int ns_count = 0;
+  const int* cgroup_tasks = nullptr;  ///< v1: `tasks` descriptors written "0" to, first
   int cgroup_task_count = 0;
-  bool self_maps = true;     ///< the init writes its own maps (cordon is not root)
-  const char* uid_map = "";  ///< the maps the init writes for itself
-  const char* gid_map = "";
   uid_t uid = 0;
   gid_t gid = 0;
   bool drop_groups = false;  ///< setgroups(0): only possible when cordon is root
-  // namespaces
-  bool unshare_cgroup = true;
-  bool loopback = false;  ///< bring up "lo" in the fresh network namespace
   // file tree, Landlock, seccomp, limits
   const Layout* layout = nullptr;
   SourceTrees trees;
@@ -63,17 +60,17 @@ struct ChildSpec {
   int stdin_fd = -1;
   int stdout_fd = -1;
   int stderr_fd = -1;
-  int report_fd = -1;
-  char* stack = nullptr;  ///< for the command's vfork-style clone
+  int report_fd = -1;            ///< close-on-exec: cordon reads end-of-file once the command runs
+  int report_peer_fd = -1;       ///< cordon's end of that pipe, closed in the entrant at once
+  pid_t* command_pid = nullptr;  ///< shared with cordon: the entrant puts the command's pid here
+  char* stack = nullptr;         ///< for the command's process (it shares the entrant's memory)
   std::size_t stack_size = 0;
 };
 
-/// Sent by cordon to the init at the deadline: kill everything, reap it, exit.
-inline constexpr int kStopSignal = SIGUSR1;
-
-/// The init: identity, die-with-cordon, namespaces, tree, rules, then the command; waits for
-/// it, reports its status and exits (the kernel then kills whatever is left in the namespace).
-[[noreturn]] void run_init(const ChildSpec& spec) noexcept;
+/// The entrant: joins the v1 groups and the keeper's namespaces, starts the command's process
+/// (identity, die-with-cordon, cgroup namespace, tree, rules, then limits, Landlock, no
+/// capabilities, seccomp and exec), stores its pid once it has executed or failed, and exits.
+[[noreturn]] void run_entrant(const ChildSpec& spec) noexcept;
 
 /// The candidates execve tries for argv[0]: itself when it has a '/', else each directory of
 /// `search_path` joined with it.

@@ -5,18 +5,27 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstring>
+#include <memory>
 
 #include "namespaces.hpp"
 
 namespace cordon::landlock {
+
+namespace {
+constexpr std::size_t kStack = 64 * 1024;
+}  // namespace
 
 Pipe make_pipe() {
   int fds[2];
@@ -35,16 +44,6 @@ namespace {
 // glibc 2.36's <sys/pidfd.h> lacks C linkage for C++, so the call is made directly.
 int send_signal(int pidfd, int sig) {
   return static_cast<int>(::syscall(SYS_pidfd_send_signal, pidfd, sig, nullptr, 0));
-}
-
-void kill_and_reap(pid_t pid, int pidfd) {
-  if (pidfd >= 0)
-    send_signal(pidfd, SIGKILL);
-  else
-    ::kill(pid, SIGKILL);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
 }
 
 // Blocks SIGPIPE for this thread while it writes to the command's stdin, and swallows any
@@ -73,7 +72,6 @@ class SigpipeGuard {
   sigset_t old_;
 };
 
-constexpr std::chrono::milliseconds kStopGrace{250};
 // How often a stop request is looked at when its token has no wake-up descriptor.
 constexpr int kStopPollMs = 20;
 
@@ -109,14 +107,7 @@ void read_reports(UniqueFd& fd, Outcome& out) {
       fd.reset();
       return;
     }
-    if (r.kind == ChildReport::Kind::started) {
-      out.started = true;
-    } else if (r.kind == ChildReport::Kind::exited) {
-      out.exited = true;
-      out.wait_status = r.status;
-    } else if (!out.failure) {
-      out.failure = r;
-    }
+    if (!out.failure) out.failure = r;
   }
 }
 
@@ -136,40 +127,110 @@ void feed(UniqueFd& fd, const std::string& input, std::size_t& written) {
 
 }  // namespace
 
-Started start_sandbox(const ChildSpec& spec, std::uint64_t flags, int cgroup_fd, int go_write,
-                      const std::function<void(pid_t)>& write_maps) {
-  Started s;
-  int pidfd = -1;
-  pid_t pid = clone_sandbox(flags, cgroup_fd, &pidfd);
-  if (pid == 0) run_init(spec);
-  if (pid < 0) {
-    std::string why = userns_restriction();
-    throw Error(code::kIsolationFailed,
-                "namespaces: cannot create the sandbox: " +
-                    (why.empty() ? std::string(std::strerror(-pid)) : why),
-                "cordon's landlock backend needs user namespaces");
+namespace {
+
+int entrant_entry(void* spec) { run_entrant(*static_cast<const ChildSpec*>(spec)); }
+
+// The entrant. Without a v2 cgroup to be cloned into, it shares cordon's memory and suspends
+// this thread until it exits (vfork), as posix_spawn does: no page tables are copied and no
+// page is copied on write. Signals stay blocked until it has reset their handlers, which would
+// otherwise run on cordon's memory; the identity change of the command's process makes the
+// shared memory non-dumpable, which is undone once it has executed.
+pid_t start_entrant(const ChildSpec& spec, int cgroup_fd) {
+  if (cgroup_fd >= 0) {
+    int pidfd = -1;
+    pid_t pid = clone_sandbox(0, cgroup_fd, &pidfd);
+    if (pid == 0) run_entrant(spec);
+    if (pidfd >= 0) ::close(pidfd);
+    return pid;
   }
-  s.pid = pid;
-  s.pidfd.reset(pidfd);
-  auto step = [&](bool wanted, const std::function<void(pid_t)>& action) {
-    if (!wanted) return;
-    try {
-      action(pid);
-    } catch (...) {
-      kill_and_reap(pid, s.pidfd.get());
-      throw;
-    }
-    char go = 1;
-    if (::write(go_write, &go, 1) != 1) {
-      kill_and_reap(pid, s.pidfd.get());
-      throw Error(code::kIsolationFailed, "cannot start the sandbox's init");
-    }
+  std::unique_ptr<char[]> stack(new char[kStack]);  // not zeroed: a few pages are used
+  sigset_t all, old;
+  ::sigfillset(&all);
+  ::pthread_sigmask(SIG_SETMASK, &all, &old);
+  int dumpable = ::prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
+  pid_t pid = ::clone(entrant_entry, stack.get() + kStack, CLONE_VM | CLONE_VFORK | SIGCHLD,
+                      const_cast<ChildSpec*>(&spec));
+  int err = errno;
+  if (dumpable >= 0) ::prctl(PR_SET_DUMPABLE, dumpable, 0, 0, 0);
+  ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  return pid < 0 ? -err : pid;
+}
+
+// A page shared with the entrant even when it does not share cordon's memory.
+struct SharedPid {
+  pid_t* pid = static_cast<pid_t*>(
+      ::mmap(nullptr, sizeof(pid_t), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0));
+  ~SharedPid() {
+    if (pid != MAP_FAILED) ::munmap(pid, sizeof(pid_t));
+  }
+};
+
+}  // namespace
+
+Started start_command(ChildSpec spec, Keeper keeper, int cgroup_fd) {
+  auto failure = [&keeper](const std::string& what, int err) {
+    discard_keeper(keeper);
+    return Error(code::kIsolationFailed, what + ": " + std::strerror(err),
+                 "the command did not run");
   };
-  step(spec.wait_for_maps, write_maps);
+  SharedPid shared;
+  if (shared.pid == MAP_FAILED) throw failure("spawn: cannot map a page", errno);
+  *shared.pid = 0;
+  std::unique_ptr<char[]> stack(new char[kStack]);
+  spec.command_pid = shared.pid;
+  spec.stack = stack.get();
+  spec.stack_size = kStack;
+  pid_t entrant = start_entrant(spec, cgroup_fd);
+  if (entrant < 0) throw failure("spawn: cannot start the sandbox's entrant", -entrant);
+  int status = 0;
+  while (::waitpid(entrant, &status, 0) < 0 && errno == EINTR) {
+  }
+  Started s;
+  s.keeper = std::move(keeper);
+  s.pid = *shared.pid;
+  if (s.pid <= 0) {  // the entrant failed: its report says why
+    s.pid = -1;
+    s.entrant_status = status;
+    return s;
+  }
+  s.pidfd.reset(static_cast<int>(::syscall(SYS_pidfd_open, s.pid, 0)));
+  if (!s.pidfd) {
+    int err = errno;
+    abandon(s);
+    throw Error(code::kIsolationFailed,
+                std::string("spawn: cannot open the command's pidfd: ") + std::strerror(err));
+  }
   return s;
 }
 
-void abandon(Started& started) noexcept { kill_and_reap(started.pid, started.pidfd.get()); }
+// The keeper's death kills every process of its namespace; it cannot finish dying before the
+// command's process, cordon's child, is reaped.
+void abandon(Started& started) noexcept {
+  if (started.keeper) send_signal(started.keeper.pidfd.get(), SIGKILL);
+  while (started.pid > 0 && ::waitpid(started.pid, nullptr, 0) < 0 && errno == EINTR) {
+  }
+  started.pid = -1;
+  discard_keeper(started.keeper);
+}
+
+namespace {
+
+void add_usage(rusage& total, const rusage& more) {
+  auto add = [](timeval& a, const timeval& b) {
+    a.tv_sec += b.tv_sec;
+    a.tv_usec += b.tv_usec;
+    if (a.tv_usec >= 1000000) {
+      a.tv_sec += 1;
+      a.tv_usec -= 1000000;
+    }
+  };
+  add(total.ru_utime, more.ru_utime);
+  add(total.ru_stime, more.ru_stime);
+  total.ru_maxrss = std::max(total.ru_maxrss, more.ru_maxrss);
+}
+
+}  // namespace
 
 Outcome supervise(Started& started, ParentEnds& ends, const std::optional<std::string>& input,
                   const std::shared_ptr<StopToken>& stop,
@@ -180,48 +241,52 @@ Outcome supervise(Started& started, ParentEnds& ends, const std::optional<std::s
     if (*fd) ::fcntl(fd->get(), F_SETFL, ::fcntl(fd->get(), F_GETFL) | O_NONBLOCK);
   std::array<char, 65536> buf;
   std::size_t written = 0;
-  bool stopping = false, killed = false, terminated = false;
+  bool killed = false, terminated = false;
+  int keeper = started.keeper.pidfd.get();
+  // Whatever the command left behind dies with the keeper once the command has exited.
+  auto kill_sandbox = [&] {
+    if (!killed) send_signal(keeper, SIGKILL);
+    killed = true;
+  };
   int wake = stop ? stop->wake_fd() : -1;
-  while (ends.out || ends.err || ends.report) {
-    pollfd fds[5] = {{ends.out.get(), POLLIN, 0},
-                     {ends.err.get(), POLLIN, 0},
-                     {ends.report.get(), POLLIN, 0},
-                     {ends.input.get(), POLLOUT, 0},
-                     {killed ? -1 : wake, POLLIN, 0}};
+  if (started.pid < 0) {  // no command's process: the entrant's report says why
+    out.exited = true;
+    out.wait_status = started.entrant_status;
+  }
+  while (ends.out || ends.err || ends.report || !out.exited) {
+    pollfd fds[6] = {
+        {ends.out.get(), POLLIN, 0},     {ends.err.get(), POLLIN, 0},
+        {ends.report.get(), POLLIN, 0},  {ends.input.get(), POLLOUT, 0},
+        {killed ? -1 : wake, POLLIN, 0}, {out.exited ? -1 : started.pidfd.get(), POLLIN, 0}};
     int timeout = poll_timeout(deadline, killed);
     if (stop && !killed && wake < 0)
       timeout = timeout < 0 ? kStopPollMs : std::min(timeout, kStopPollMs);
-    int ready = ::poll(fds, 5, timeout);
+    int ready = ::poll(fds, 6, timeout);
     if (ready < 0 && errno != EINTR) break;
     if (ready > 0 && fds[4].revents) stop->drain_wake();
     auto now = std::chrono::steady_clock::now();
     if (ready > 0 && fds[2].revents) read_reports(ends.report, out);
+    if (ready > 0 && fds[5].revents) {
+      rusage usage{};
+      if (::wait4(started.pid, &out.wait_status, WNOHANG, &usage) == started.pid) {
+        out.exited = true;
+        add_usage(out.usage, usage);
+        kill_sandbox();
+      }
+    }
     auto asked = stop ? stop->requested() : StopToken::Level::none;
-    // The init passes SIGTERM to every process once it has the command; one sent earlier
-    // would be lost, so a request made during the set-up waits for the init's word.
-    if (asked != StopToken::Level::none && !terminated && out.started) {
-      send_signal(started.pidfd.get(), SIGTERM);
+    // The keeper passes SIGTERM on to every process of the sandbox.
+    if (asked != StopToken::Level::none && !terminated) {
+      send_signal(keeper, SIGTERM);
       terminated = true;
     }
-    // The init kills and reaps the tree (so its CPU time is counted); SIGKILL follows if it has
-    // not finished within the grace period. Until it reports the command's start it has no
-    // handler, and the signal would be dropped: then it dies at once.
-    auto stop_tree = [&] {
-      send_signal(started.pidfd.get(), out.started ? kStopSignal : SIGKILL);
-      stopping = true;
-      killed = !out.started;
-      deadline = now + kStopGrace;
-    };
-    if (asked == StopToken::Level::kill && !stopping) {
-      stop_tree();
+    if (asked == StopToken::Level::kill && !killed) {
+      kill_sandbox();
       out.stopped = true;
     }
-    if (deadline && !stopping && now >= *deadline) {
-      stop_tree();
+    if (deadline && !killed && now >= *deadline) {
+      kill_sandbox();
       out.timed_out = true;
-    } else if (stopping && !killed && now >= *deadline) {
-      send_signal(started.pidfd.get(), SIGKILL);
-      killed = true;
     }
     if (ready <= 0) continue;
     if (fds[0].revents) pump(ends.out, Stream::out, sink, buf);
@@ -229,14 +294,28 @@ Outcome supervise(Started& started, ParentEnds& ends, const std::optional<std::s
     if (fds[3].revents && input) feed(ends.input, *input, written);
   }
   ends.input.reset();
-  int status = 0;
-  while (::wait4(started.pid, &status, 0, &out.usage) < 0 && errno == EINTR) {
+  kill_sandbox();
+  if (!out.exited) {
+    rusage usage{};
+    while (::wait4(started.pid, &out.wait_status, 0, &usage) < 0 && errno == EINTR) {
+    }
+    out.exited = true;
+    add_usage(out.usage, usage);
   }
-  out.init_status = status;
-  // A command that exited on its own just before the deadline was not timed out.
-  if (out.timed_out && out.exited) out.timed_out = false;
-  if (out.stopped && out.exited) out.stopped = false;
+  started.pid = -1;
+  // A command that exited on its own just before the kill was not timed out or stopped.
+  if (WIFEXITED(out.wait_status)) out.timed_out = out.stopped = false;
   return out;
+}
+
+void reap_keeper(Started& started, Outcome& out) noexcept {
+  if (!started.keeper) return;
+  send_signal(started.keeper.pidfd.get(), SIGKILL);
+  rusage usage{};
+  while (::wait4(started.keeper.pid, nullptr, 0, &usage) < 0 && errno == EINTR) {
+  }
+  add_usage(out.usage, usage);
+  started.keeper = Keeper{};
 }
 
 }  // namespace cordon::landlock

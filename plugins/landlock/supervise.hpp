@@ -1,5 +1,6 @@
-// Cordon's side of a run: starting the sandbox's init, streaming its output, the deadline,
-// and collecting how it ended. When supervise() returns, no process of the sandbox is alive.
+// Cordon's side of a run: starting the command's process in the keeper's namespaces, streaming
+// its output, the deadline, and collecting how it ended. When supervise() returns, no process
+// of the sandbox is alive.
 #pragma once
 
 #include <cordon/stop_token.hpp>
@@ -12,30 +13,31 @@
 
 #include <chrono>
 #include <cstdint>
-#include <functional>
 #include <optional>
 #include <string>
 
 #include "fd.hpp"
+#include "keeper.hpp"
 #include "spawn.hpp"
 
 namespace cordon::landlock {
 
-/// The init, once started.
+/// The sandbox, once its command's process is started.
 struct Started {
-  pid_t pid = -1;
+  pid_t pid = -1;  ///< the command's process (pid 2 inside), cordon's child; -1 if none
   UniqueFd pidfd;
+  Keeper keeper;           ///< pid 1 inside: killing it kills everything in the sandbox
+  int entrant_status = 0;  ///< without a command's process: how the entrant ended
 };
 
-/// Clones the init with `flags` (into the v2 cgroup `cgroup_fd` when >= 0; v1 groups are joined
-/// by the init itself); then, when the spec waits for it, runs `write_maps(pid)` and writes a go
-/// byte. Throws cordon::Error (CRD1003); the init is killed and reaped if anything fails after
-/// the clone.
-Started start_sandbox(const ChildSpec& spec, std::uint64_t flags, int cgroup_fd, int go_write,
-                      const std::function<void(pid_t)>& write_maps);
+/// Runs the entrant (in the v2 cgroup `cgroup_fd` when >= 0; it joins v1 groups itself) and
+/// waits for it: the command's process is then running or has failed (its report is on the
+/// pipe). The keeper must have been awaited. Throws cordon::Error (CRD1003); the keeper is
+/// discarded if anything fails.
+Started start_command(ChildSpec spec, Keeper keeper, int cgroup_fd);
 
-/// Kills the init (and with it the whole sandbox) and reaps it: for a failure in cordon after
-/// start_sandbox returned.
+/// Kills the sandbox and reaps its processes: for a failure in cordon after start_command
+/// returned.
 void abandon(Started& started) noexcept;
 
 /// Cordon's ends of the sandbox's pipes.
@@ -48,20 +50,23 @@ struct ParentEnds {
 
 /// How the sandbox ended.
 struct Outcome {
-  bool started = false;                ///< the init has the command and handles SIGTERM
-  bool exited = false;                 ///< the init reported the command's status
-  int wait_status = 0;                 ///< that status
-  bool timed_out = false;              ///< the deadline passed and the init was killed
+  bool exited = false;                 ///< the command's process was reaped
+  int wait_status = 0;                 ///< its status
+  bool timed_out = false;              ///< the deadline passed and the sandbox was killed
   bool stopped = false;                ///< a StopToken asked for the kill, and it was done
   std::optional<ChildReport> failure;  ///< setup_failed or exec_failed, if any
-  int init_status = 0;                 ///< the init's own wait status
-  rusage usage{};                      ///< of the init and everything it reaped
+  rusage usage{};                      ///< of the command, the keeper and all it reaped
 };
 
-/// Pumps output to `sink` as it arrives, feeds `input`, kills the init at `deadline`, and
-/// reaps the init once every stream is closed.
+/// Pumps output to `sink` as it arrives, feeds `input`, kills the sandbox at `deadline` or
+/// when its command has exited, and reaps the command's process. The keeper is killed but
+/// left to reap_keeper, so that cordon can tidy up while the kernel tears the namespaces down.
 Outcome supervise(Started& started, ParentEnds& ends, const std::optional<std::string>& input,
                   const std::shared_ptr<StopToken>& stop,
                   std::optional<std::chrono::steady_clock::time_point> deadline, OutputSink& sink);
+
+/// Reaps the (killed) keeper; only then is every process of the sandbox gone. Adds its usage,
+/// and that of every orphan it reaped, to `out`.
+void reap_keeper(Started& started, Outcome& out) noexcept;
 
 }  // namespace cordon::landlock

@@ -276,10 +276,13 @@ TEST_CASE("limits: totals only where a mechanism makes them totals", "[limits]")
     CHECK(find(p, RLIMIT_CPU)->soft == 10);
     CHECK(find(p, RLIMIT_CORE)->hard == 0);
   }
-  SECTION("RLIMIT_NPROC inside the user namespace, counting the init") {
-    auto p = plan_limits(l, {{}, true});
+  SECTION("RLIMIT_NPROC inside the user namespace, counting pid 1 where it shares the uid") {
+    auto p = plan_limits(l, {{}, true, true});
     REQUIRE(find(p, RLIMIT_NPROC));
     CHECK(find(p, RLIMIT_NPROC)->soft == 17);
+    p = plan_limits(l, {{}, true, false});
+    REQUIRE(find(p, RLIMIT_NPROC));
+    CHECK(find(p, RLIMIT_NPROC)->soft == 16);
   }
   SECTION("cgroup v1 with memory, pids and cpu") {
     CgroupSupport cg;
@@ -287,7 +290,7 @@ TEST_CASE("limits: totals only where a mechanism makes them totals", "[limits]")
     cg.memory = cg.pids = cg.cpu = true;
     auto p = plan_limits(l, {cg, false});
     CHECK(p.cgroup.memory_bytes == 512ull << 20);
-    CHECK(p.cgroup.max_tasks == 17u);
+    CHECK(p.cgroup.max_tasks == 16u);
     CHECK(p.cgroup.cpu_percent == 50u);
     CHECK(p.mechanisms.size() == 6);
   }

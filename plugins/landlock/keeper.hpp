@@ -1,0 +1,71 @@
+// The keeper: pid 1 of a sandbox's pid namespace and the holder of its other namespaces.
+//
+// Making the namespaces is most of a sandbox's kernel cost (the network namespace alone is
+// ~0.6 ms), and none of it depends on the policy but whether the network is denied. So the
+// keeper is started before the run is planned: by the front end as soon as it starts, else at
+// the start of the run. It makes the namespaces on the second core while cordon plans. The
+// command's process, forked once the plan is ready, joins them through the keeper's pidfd
+// (setns), so the plan never has to be sent anywhere. After that the keeper only reaps orphans,
+// passes a SIGTERM on to every process of the sandbox, and dies when cordon kills it, which
+// kills everything in the namespace.
+//
+// The command's process joins through descriptors of the namespaces that the keeper opens and
+// sends over its socket: a keeper cannot be joined through its pidfd or /proc once it is
+// non-dumpable, which it must be before the command runs (it is a copy of cordon's memory).
+#pragma once
+
+#include <sys/types.h>
+
+#include <array>
+#include <optional>
+
+#include "fd.hpp"
+#include "spawn.hpp"
+
+namespace cordon::landlock {
+
+/// The most namespaces a keeper holds: user, pid, mount, IPC, UTS, network.
+inline constexpr int kKeeperNamespaces = 6;
+
+/// A started keeper.
+struct Keeper {
+  pid_t pid = -1;
+  UniqueFd pidfd;
+  UniqueFd socket;       ///< cordon's end: one ChildReport once the namespaces are made (or not)
+  bool network = false;  ///< it made a network namespace (loopback only)
+  bool awaited = false;  ///< its report was read and was good
+  std::array<UniqueFd, kKeeperNamespaces> ns;     ///< once awaited: the namespaces, user first
+  std::array<int, kKeeperNamespaces> ns_types{};  ///< CLONE_NEW* of each
+  int ns_count = 0;
+
+  explicit operator bool() const noexcept { return pid > 0; }
+};
+
+/// The namespaces a keeper holds besides its user and pid namespaces.
+int keeper_namespaces(bool network) noexcept;
+
+/// Clones a keeper into a new user and pid namespace; it makes the rest itself. Throws
+/// cordon::Error (CRD1003) when the clone is refused.
+Keeper start_keeper(bool network);
+
+/// Waits until the keeper has made its namespaces. Returns its setup_failed report if it could
+/// not (or a made-up one if it died), nothing when it is ready to be joined.
+std::optional<ChildReport> await_keeper(Keeper& keeper) noexcept;
+
+/// Kills the keeper, which kills every process of its namespace, and reaps it.
+void discard_keeper(Keeper& keeper) noexcept;
+
+/// The front end's head start: starts a keeper with a network namespace (what the default
+/// policy needs) before the command line is even parsed. Quiet when it cannot: the run then
+/// starts its own keeper and reports why that fails.
+void prestart_keeper() noexcept;
+
+/// The prestarted keeper, when there is one that makes a network namespace exactly when
+/// `network` asks for one; a mismatched one is discarded.
+Keeper take_prestarted_keeper(bool network) noexcept;
+
+/// Discards a prestarted keeper nobody took (before the front end hands its command line off,
+/// which would leave it behind).
+void discard_prestarted_keeper() noexcept;
+
+}  // namespace cordon::landlock

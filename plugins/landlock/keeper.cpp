@@ -3,12 +3,8 @@
 
 #include <cordon/error.hpp>
 
-#include <fcntl.h>
-#include <linux/capability.h>
-#include <poll.h>
 #include <sched.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -22,153 +18,19 @@
 #include <utility>
 
 #include "child_util.hpp"
-#include "idmap.hpp"
+#include "keeper_process.hpp"
 #include "namespaces.hpp"
 
 namespace cordon::landlock {
 
 namespace {
 
-constexpr int kKeeperFailed = 125;
-
-void report(int fd, ChildReport::Kind kind, const char* mechanism, const char* what,
-            int err) noexcept {
+ChildReport died_report(const char* mechanism, const char* what) noexcept {
   ChildReport r;
-  r.kind = kind;
-  r.err = err;
+  r.err = ECHILD;
   child::copy(r.mechanism, sizeof r.mechanism, mechanism);
   child::copy(r.detail, sizeof r.detail, what);
-  ssize_t n;
-  do n = ::write(fd, &r, sizeof r);
-  while (n < 0 && errno == EINTR);
-}
-
-[[noreturn]] void keeper_failed(int fd, const char* mechanism, const char* what) noexcept {
-  report(fd, ChildReport::Kind::setup_failed, mechanism, what, errno);
-  ::_exit(kKeeperFailed);
-}
-
-// Only CAP_KILL stays (in the sandbox's user namespace): the sandbox runs as another uid when
-// cordon is root, and a SIGTERM must still reach it.
-int keep_only_kill() noexcept {
-  __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
-  __user_cap_data_struct data[2] = {};
-  data[0].effective = data[0].permitted = 1U << CAP_KILL;
-  return static_cast<int>(::syscall(SYS_capset, &header, data));
-}
-
-void on_child(int) {}
-// A graceful stop (`cordon job stop`): every process of the sandbox gets SIGTERM.
-void on_terminate(int) { ::kill(-1, SIGTERM); }
-
-void install(int sig, void (*handler)(int)) noexcept {
-  struct sigaction sa {};
-  sa.sa_handler = handler;
-  sa.sa_flags = SA_RESTART;
-  ::sigaction(sig, &sa, nullptr);
-}
-
-// Reaps whatever is reparented to it, until cordon kills it.
-[[noreturn]] void reap_forever() noexcept {
-  sigset_t chld, none;
-  ::sigemptyset(&chld);
-  ::sigaddset(&chld, SIGCHLD);
-  ::sigemptyset(&none);
-  ::sigprocmask(SIG_BLOCK, &chld, nullptr);
-  for (;;) {
-    while (::waitpid(-1, nullptr, WNOHANG) > 0) {
-    }
-    ::sigsuspend(&none);
-  }
-}
-
-// The namespaces sent to cordon, in the order they are joined: the user namespace first, for
-// the capabilities the others need.
-struct NamespaceFile {
-  const char* path;
-  int type;
-};
-constexpr NamespaceFile kNamespaceFiles[kKeeperNamespaces] = {
-    {"/proc/self/ns/user", CLONE_NEWUSER}, {"/proc/self/ns/pid", CLONE_NEWPID},
-    {"/proc/self/ns/mnt", CLONE_NEWNS},    {"/proc/self/ns/ipc", CLONE_NEWIPC},
-    {"/proc/self/ns/uts", CLONE_NEWUTS},   {"/proc/self/ns/net", CLONE_NEWNET}};
-
-int namespace_count(bool network) noexcept { return network ? 6 : 5; }
-
-// The good report, with the namespaces' descriptors attached.
-int send_namespaces(int socket, bool network) noexcept {
-  int fds[kKeeperNamespaces];
-  int n = namespace_count(network);
-  for (int i = 0; i < n; ++i) {
-    fds[i] = ::open(kNamespaceFiles[i].path, O_RDONLY | O_CLOEXEC);
-    if (fds[i] < 0) return -1;
-  }
-  ChildReport r;
-  r.kind = ChildReport::Kind::started;
-  iovec iov{&r, sizeof r};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof fds)] = {};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = CMSG_SPACE(sizeof(int) * static_cast<std::size_t>(n));
-  cmsghdr* c = CMSG_FIRSTHDR(&msg);
-  c->cmsg_level = SOL_SOCKET;
-  c->cmsg_type = SCM_RIGHTS;
-  c->cmsg_len = CMSG_LEN(sizeof(int) * static_cast<std::size_t>(n));
-  std::memcpy(CMSG_DATA(c), fds, sizeof(int) * static_cast<std::size_t>(n));
-  ssize_t sent;
-  do sent = ::sendmsg(socket, &msg, MSG_NOSIGNAL);
-  while (sent < 0 && errno == EINTR);
-  return sent == static_cast<ssize_t>(sizeof r) ? 0 : -1;
-}
-
-// What the keeper's process needs, prepared before the clone.
-struct KeeperArgs {
-  int ready = -1;  ///< the keeper's end of the socket
-  int peer = -1;   ///< cordon's end of it
-  bool network = false;
-  const char* uid_map = nullptr;  ///< set when cordon is not root: the maps it may write
-  const char* gid_map = nullptr;
-};
-
-[[noreturn]] void keeper_main(const KeeperArgs& a) noexcept {
-  int ready = a.ready;
-  bool network = a.network;
-  child::reset_signals();  // cordon's handlers must never run in here
-  ::close(a.peer);
-  ::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-  // Cordon may have died before the signal was armed: then its end of the socket is closed.
-  pollfd p{ready, 0, 0};
-  if (::poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLERR))) ::_exit(kKeeperFailed);
-  // An unprivileged cordon can map only itself, which is the sandbox's identity; the namespace
-  // is made by its creator, so the maps are written here (root's are written by cordon, once it
-  // knows whom the sandbox runs as).
-  const char* failed = "";
-  if (a.uid_map != nullptr)
-    if (int err = write_id_maps(0, a.uid_map, a.gid_map, true, &failed); err != 0) {
-      errno = -err;
-      keeper_failed(ready, "user namespace", failed);
-    }
-  // Its working directory would otherwise pin a host directory; "/" follows the pivot_root.
-  if (::chdir("/") != 0) keeper_failed(ready, "mount namespace", "chdir /");
-  if (::unshare(keeper_namespaces(network)) != 0)
-    keeper_failed(ready, network ? "network namespace" : "mount namespace",
-                  "cannot create the mount, IPC, UTS and network namespaces");
-  if (::sethostname("cordon", 6) != 0) keeper_failed(ready, "uts namespace", "sethostname");
-  if (network)
-    if (int err = bring_up_loopback(); err != 0) {
-      errno = -err;
-      keeper_failed(ready, "network namespace", "cannot bring up 'lo'");
-    }
-  if (keep_only_kill() != 0) keeper_failed(ready, "capabilities", "capset");
-  ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-  install(SIGCHLD, on_child);
-  install(SIGTERM, on_terminate);
-  if (send_namespaces(ready, network) != 0)
-    keeper_failed(ready, "namespaces", "cannot send them to cordon");
-  ::close_range(0, ~0U, 0);  // the socket too: nothing of cordon's stays open in here
-  reap_forever();
+  return r;
 }
 
 // The front end's prestarted keeper; one nobody took is discarded at exit.
@@ -201,13 +63,25 @@ Keeper start_keeper(bool network) {
     throw Error(code::kIsolationFailed,
                 std::string("cannot create a socket pair: ") + std::strerror(errno));
   Pipe ready{UniqueFd(pair[0]), UniqueFd(pair[1])};
+  // Big enough for a tree of thousands of paths; only the pages written are used.
+  auto arena = std::make_unique<SharedArena>(1 << 20);
   Identity self;
   self.uid = ::geteuid();
   self.gid = ::getegid();
   std::string uid_map = self.uid_map(), gid_map = self.gid_map();
   bool root = self.uid == 0;
-  KeeperArgs args{ready.write.get(), ready.read.get(), network, root ? nullptr : uid_map.c_str(),
-                  root ? nullptr : gid_map.c_str()};
+  UniqueFd self_fd(static_cast<int>(::syscall(SYS_pidfd_open, ::getpid(), 0)));
+  if (!self_fd)
+    throw Error(code::kIsolationFailed,
+                std::string("cannot open a pidfd of cordon: ") + std::strerror(errno));
+  KeeperArgs args{ready.write.get(),
+                  ready.read.get(),
+                  self_fd.get(),
+                  network,
+                  root,
+                  root ? nullptr : uid_map.c_str(),
+                  root ? nullptr : gid_map.c_str(),
+                  static_cast<const FlatLayout*>(arena->base())};
   int pidfd = -1;
   pid_t pid = clone_sandbox(CLONE_NEWUSER | CLONE_NEWPID, -1, &pidfd);
   if (pid == 0) keeper_main(args);
@@ -224,6 +98,7 @@ Keeper start_keeper(bool network) {
   k.pidfd.reset(pidfd);
   k.socket = std::move(ready.read);
   k.network = network;
+  k.arena = std::move(arena);
   return k;
 }
 
@@ -240,7 +115,6 @@ std::optional<ChildReport> await_keeper(Keeper& keeper) noexcept {
   ssize_t n;
   do n = ::recvmsg(keeper.socket.get(), &msg, MSG_CMSG_CLOEXEC);
   while (n < 0 && errno == EINTR);
-  keeper.socket.reset();
   int received = 0;
   for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
     if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
@@ -265,11 +139,15 @@ std::optional<ChildReport> await_keeper(Keeper& keeper) noexcept {
     return std::nullopt;
   }
   if (whole && r.kind == ChildReport::Kind::setup_failed) return r;
-  ChildReport died;
-  died.err = ECHILD;
-  child::copy(died.mechanism, sizeof died.mechanism, "namespaces");
-  child::copy(died.detail, sizeof died.detail, "the sandbox's keeper died while making them");
-  return died;
+  return died_report("namespaces", "the sandbox's keeper died while making them");
+}
+
+void request_tree(Keeper& keeper, const Layout& layout, const Identity& identity) {
+  flatten(layout, identity.uid, identity.gid, *keeper.arena);
+  char go = kBuildTree;
+  if (::send(keeper.socket.get(), &go, 1, MSG_NOSIGNAL) != 1)
+    throw Error(code::kIsolationFailed,
+                std::string("cannot reach the sandbox's keeper: ") + std::strerror(errno));
 }
 
 void discard_keeper(Keeper& keeper) noexcept {

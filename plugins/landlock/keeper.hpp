@@ -17,9 +17,12 @@
 #include <sys/types.h>
 
 #include <array>
+#include <memory>
 #include <optional>
 
 #include "fd.hpp"
+#include "flat_layout.hpp"
+#include "idmap.hpp"
 #include "spawn.hpp"
 
 namespace cordon::landlock {
@@ -31,12 +34,13 @@ inline constexpr int kKeeperNamespaces = 6;
 struct Keeper {
   pid_t pid = -1;
   UniqueFd pidfd;
-  UniqueFd socket;       ///< cordon's end: one ChildReport once the namespaces are made (or not)
+  UniqueFd socket;       ///< cordon's end: reports (namespaces made, tree built) and requests
   bool network = false;  ///< it made a network namespace (loopback only)
   bool awaited = false;  ///< its report was read and was good
   std::array<UniqueFd, kKeeperNamespaces> ns;     ///< once awaited: the namespaces, user first
   std::array<int, kKeeperNamespaces> ns_types{};  ///< CLONE_NEW* of each
   int ns_count = 0;
+  std::unique_ptr<SharedArena> arena;  ///< shared with it: the tree it is to build
 
   explicit operator bool() const noexcept { return pid > 0; }
 };
@@ -48,9 +52,15 @@ int keeper_namespaces(bool network) noexcept;
 /// cordon::Error (CRD1003) when the clone is refused.
 Keeper start_keeper(bool network);
 
-/// Waits until the keeper has made its namespaces. Returns its setup_failed report if it could
-/// not (or a made-up one if it died), nothing when it is ready to be joined.
+/// Waits until the keeper has made its namespaces (and taken their descriptors). Returns its
+/// setup_failed report if it could not (or a made-up one if it died), nothing when it is
+/// ready to be joined.
 std::optional<ChildReport> await_keeper(Keeper& keeper) noexcept;
+
+/// Has the (awaited) keeper build `layout`, its files owned by `identity`; it answers on its
+/// socket (built, or setup_failed), which the command's process reads. Throws cordon::Error
+/// (CRD1003) if the layout cannot be handed over.
+void request_tree(Keeper& keeper, const Layout& layout, const Identity& identity);
 
 /// Kills the keeper, which kills every process of its namespace, and reaps it.
 void discard_keeper(Keeper& keeper) noexcept;

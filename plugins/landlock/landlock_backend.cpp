@@ -219,8 +219,7 @@ struct ChildData {
   std::vector<std::string> env, args, candidates;
   std::vector<char*> envp, argv;
   std::string uid_map, gid_map;
-  std::vector<int> trees;
-  std::array<int, kKeeperNamespaces> ns_fds{};
+  std::array<int, kKeeperNamespaces> ns_fds{}, ns_types{};
 
   ChildData(const Plan& plan, const Prepared& p)
       : env(environment(plan, p.layout)),
@@ -231,8 +230,7 @@ struct ChildData {
         envp(pointers(env)),
         argv(pointers(args)),
         uid_map(p.identity.uid_map()),
-        gid_map(p.identity.gid_map()),
-        trees(p.layout.steps.size() + p.layout.devices.size(), -1) {}
+        gid_map(p.identity.gid_map()) {}
 };
 
 // The pipes of one run: cordon's ends and the sandbox's.
@@ -252,11 +250,18 @@ ChildSpec make_spec(const Prepared& p, ChildData& d, const Pipes& pipes, int rul
                     const SeccompProgram& program, const SandboxCgroup* cgroup,
                     const Keeper& keeper) {
   ChildSpec spec;
+  int joined = 0;  // the mount namespace is joined by the command's process, later
+  for (std::size_t i = 0; i < static_cast<std::size_t>(keeper.ns_count); ++i) {
+    if (keeper.ns_types[i] == CLONE_NEWNS) {
+      spec.mnt_ns_fd = keeper.ns[i].get();
+      continue;
+    }
+    d.ns_fds[static_cast<std::size_t>(joined)] = keeper.ns[i].get();
+    d.ns_types[static_cast<std::size_t>(joined++)] = keeper.ns_types[i];
+  }
   spec.ns_fds = d.ns_fds.data();
-  spec.ns_types = keeper.ns_types.data();
-  spec.ns_count = keeper.ns_count;
-  for (int i = 0; i < keeper.ns_count; ++i)
-    d.ns_fds[static_cast<std::size_t>(i)] = keeper.ns[static_cast<std::size_t>(i)].get();
+  spec.ns_types = d.ns_types.data();
+  spec.ns_count = joined;
   if (cgroup && cgroup->clone_fd() < 0) {
     spec.cgroup_tasks = cgroup->task_fds();
     spec.cgroup_task_count = 3;
@@ -264,8 +269,8 @@ ChildSpec make_spec(const Prepared& p, ChildData& d, const Pipes& pipes, int rul
   spec.uid = p.identity.uid;
   spec.gid = p.identity.gid;
   spec.drop_groups = p.identity.parent_writes_maps;
-  spec.layout = &p.layout;
-  spec.trees = SourceTrees{d.trees.data(), d.trees.size()};
+  spec.keeper_socket = keeper.socket.get();
+  spec.workspace = p.layout.workspace.c_str();
   spec.ruleset_fd = ruleset_fd;
   spec.ruleset = &p.rules;
   spec.filter = &program;
@@ -314,23 +319,26 @@ void LandlockBackend::execute(const Plan& plan, OutputSink& sink, RunResult& res
   KeeperGuard guard{take_prestarted_keeper(fresh_net)};
   if (!guard.keeper) guard.keeper = start_keeper(fresh_net);
   Prepared p = prepare(plan, facts_, result);
+  ChildData data(plan, p);
+  // The keeper builds the tree while the rest is made here.
+  if (auto failed = await_keeper(guard.keeper)) throw setup_error(*failed, p.identity);
+  write_maps(guard.keeper, data, p.identity);
+  request_tree(guard.keeper, p.layout, p.identity);
   UniqueFd ruleset = create_ruleset(p.rules);
   const SeccompProgram program = build_filter({!plan.policy.process.allow_subprocess, p.ports});
   std::unique_ptr<SandboxCgroup> cgroup;
   if (!p.limits.cgroup.empty())
     cgroup = std::make_unique<SandboxCgroup>(facts_.cgroups, p.limits.cgroup);
-  ChildData data(plan, p);
   Pipes pipes(plan.stdin_data.has_value());
+  result.report =
+      enforcement_report({plan, p.view, p.layout, p.rules, p.limits, p.identity, fresh_net});
   if (plan.deadline && std::chrono::steady_clock::now() >= *plan.deadline) {
     result.timed_out = true;
     result.notes.push_back("the deadline passed during the set-up: the command did not run");
     for (auto& note : p.view.notes) result.notes.push_back(note);
     return;
   }
-  result.report =
-      enforcement_report({plan, p.view, p.layout, p.rules, p.limits, p.identity, fresh_net});
-  if (auto failed = await_keeper(guard.keeper)) throw setup_error(*failed, p.identity);
-  write_maps(guard.keeper, data, p.identity);
+  // The command's process sets itself up while the tree is finished, and waits for it.
   ChildSpec spec = make_spec(p, data, pipes, ruleset.get(), program, cgroup.get(), guard.keeper);
   Started started =
       start_command(spec, std::exchange(guard.keeper, Keeper{}), cgroup ? cgroup->clone_fd() : -1);

@@ -58,7 +58,7 @@ int attach(int tree, const char* target) noexcept {
       ::syscall(SYS_move_mount, tree, "", AT_FDCWD, target, MOVE_MOUNT_F_EMPTY_PATH));
 }
 
-bool mount_root_tmpfs(const Layout& layout, MountFailure& f) noexcept {
+bool mount_root_tmpfs(const FlatLayout& layout, MountFailure& f) noexcept {
   char options[64] = "mode=0755";
   if (layout.tmpfs_bytes != 0) {
     char digits[24];
@@ -76,17 +76,17 @@ bool mount_root_tmpfs(const Layout& layout, MountFailure& f) noexcept {
   return true;
 }
 
-bool make_dev(const Layout& layout, SourceTrees trees, MountFailure& f) noexcept {
+bool make_dev(const FlatLayout& layout, MountFailure& f) noexcept {
   if (::mkdir("/dev", 0755) != 0) return fail(f, "mkdir", "/dev");
   std::size_t first = layout.steps.size();
   char path[64];
   for (std::size_t i = 0; i < layout.devices.size(); ++i) {
-    int tree = first + i < trees.count ? trees.fds[first + i] : -1;
+    int tree = first + i < layout.trees.size() ? layout.trees[first + i] : -1;
     if (tree < 0) continue;
     child::copy(path, sizeof path, "/dev/");
-    child::append(path, sizeof path, layout.devices[i].c_str());
-    if (make_file(path) != 0) return fail(f, "create", layout.devices[i].c_str());
-    if (attach(tree, path) != 0) return fail(f, "bind device", layout.devices[i].c_str());
+    child::append(path, sizeof path, layout.devices[i]);
+    if (make_file(path) != 0) return fail(f, "create", layout.devices[i]);
+    if (attach(tree, path) != 0) return fail(f, "bind device", layout.devices[i]);
   }
   const char* links[][2] = {{"/proc/self/fd", "/dev/fd"},
                             {"/proc/self/fd/0", "/dev/stdin"},
@@ -98,18 +98,18 @@ bool make_dev(const Layout& layout, SourceTrees trees, MountFailure& f) noexcept
   return true;
 }
 
-bool make_home(const Layout& layout, MountFailure& f) noexcept {
+bool make_home(const FlatLayout& layout, MountFailure& f) noexcept {
   if (layout.home_kind != HomeKind::root_dir) return true;
-  const char* home = layout.home.c_str();
+  const char* home = layout.home;
   if (make_dirs(home, true) != 0) return fail(f, "mkdir", home);
   if (::mkdir(home, 0700) != 0) return fail(f, "mkdir", home);
   return true;
 }
 
-bool run_steps(const Layout& layout, SourceTrees trees, MountFailure& f) noexcept {
+bool run_steps(const FlatLayout& layout, MountFailure& f) noexcept {
   for (std::size_t i = 0; i < layout.steps.size(); ++i) {
     const auto& s = layout.steps[i];
-    const char* target = s.target.c_str();
+    const char* target = s.target;
     if (s.create_target) {
       bool dir = s.kind == MountStep::Kind::home_tmpfs || s.dir;
       if (make_dirs(target, !dir) != 0 || (!dir && make_file(target) != 0))
@@ -118,7 +118,7 @@ bool run_steps(const Layout& layout, SourceTrees trees, MountFailure& f) noexcep
     if (s.kind == MountStep::Kind::home_tmpfs) {
       if (::mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0700") != 0)
         return fail(f, "mount the home tmpfs", target);
-    } else if (attach(trees.fds[i], target) != 0) {
+    } else if (attach(layout.trees[i], target) != 0) {
       return fail(f, "bind", target);
     }
   }
@@ -161,7 +161,7 @@ int make_mask_source(bool detached) noexcept {
   return base;
 }
 
-bool mask_blocked(const Layout& layout, MountFailure& f) noexcept {
+bool mask_blocked(const FlatLayout& layout, MountFailure& f) noexcept {
   if (layout.masks.empty()) return true;
   bool detached = true;
   int base = make_mask_source(true);
@@ -180,14 +180,14 @@ bool mask_blocked(const Layout& layout, MountFailure& f) noexcept {
     base = make_mask_source(false);
     if (base < 0) return fail(f, "make the masks", kMaskDir);
   }
-  for (const auto& m : layout.masks) {
+  for (const char* m : layout.masks) {
     struct stat st {};
-    if (::lstat(m.c_str(), &st) != 0 || S_ISLNK(st.st_mode)) continue;
+    if (::lstat(m, &st) != 0 || S_ISLNK(st.st_mode)) continue;
     int tree = static_cast<int>(::syscall(SYS_open_tree, base, S_ISDIR(st.st_mode) ? "d" : "f",
                                           OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC));
-    bool ok = tree >= 0 && attach(tree, m.c_str()) == 0;
+    bool ok = tree >= 0 && attach(tree, m) == 0;
     if (tree >= 0) ::close(tree);
-    if (!ok) return fail(f, "mask", m.c_str());
+    if (!ok) return fail(f, "mask", m);
   }
   if (!detached) ::close(base);
   if (!detached && (::umount2(kMaskDir, MNT_DETACH) != 0 || ::rmdir(kMaskDir) != 0))
@@ -195,64 +195,67 @@ bool mask_blocked(const Layout& layout, MountFailure& f) noexcept {
   return true;
 }
 
-bool make_symlinks(const Layout& layout, MountFailure& f) noexcept {
-  for (const auto& [path, text] : layout.symlinks) {
-    if (make_dirs(path.c_str(), true) != 0) return fail(f, "mkdir", path.c_str());
-    if (::symlink(text.c_str(), path.c_str()) != 0 && errno != EEXIST)
-      return fail(f, "symlink", path.c_str());
+bool make_symlinks(const FlatLayout& layout, MountFailure& f) noexcept {
+  for (const auto& link : layout.symlinks) {
+    if (make_dirs(link.path, true) != 0) return fail(f, "mkdir", link.path);
+    if (::symlink(link.text, link.path) != 0 && errno != EEXIST)
+      return fail(f, "symlink", link.path);
   }
   return true;
 }
 
 }  // namespace
 
-bool clone_sources(const Layout& layout, SourceTrees trees, MountFailure& f) noexcept {
+bool make_private(MountFailure& f) noexcept {
   if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
     return fail(f, "make mounts private", "/");
-  for (std::size_t i = 0; i < trees.count; ++i) trees.fds[i] = -1;
-  for (std::size_t i = 0; i < layout.steps.size() && i < trees.count; ++i) {
+  return true;
+}
+
+bool clone_sources(const FlatLayout& layout, MountFailure& f) noexcept {
+  auto trees = layout.trees;
+  for (std::size_t i = 0; i < trees.size(); ++i) trees[i] = -1;
+  for (std::size_t i = 0; i < layout.steps.size() && i < trees.size(); ++i) {
     const auto& s = layout.steps[i];
     if (s.kind != MountStep::Kind::bind) continue;
-    int fd = static_cast<int>(::syscall(SYS_open_tree, AT_FDCWD, s.source.c_str(),
+    int fd = static_cast<int>(::syscall(SYS_open_tree, AT_FDCWD, s.source,
                                         OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE));
-    if (fd < 0) return fail(f, "clone", s.source.c_str());
-    trees.fds[i] = fd;
+    if (fd < 0) return fail(f, "clone", s.source);
+    trees[i] = fd;
     mount_attr attr{};
     attr.attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (s.writable ? 0 : MOUNT_ATTR_RDONLY);
     if (::syscall(SYS_mount_setattr, fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof attr) != 0)
-      return fail(f, "set mount flags", s.source.c_str());
+      return fail(f, "set mount flags", s.source);
   }
   char path[64];
   for (std::size_t i = 0; i < layout.devices.size(); ++i) {
     std::size_t slot = layout.steps.size() + i;
-    if (slot >= trees.count) break;
+    if (slot >= trees.size()) break;
     child::copy(path, sizeof path, "/dev/");
-    child::append(path, sizeof path, layout.devices[i].c_str());
+    child::append(path, sizeof path, layout.devices[i]);
     int fd = static_cast<int>(
         ::syscall(SYS_open_tree, AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC));
     if (fd < 0 && errno != ENOENT && errno != ENXIO) return fail(f, "clone device", path);
-    trees.fds[slot] = fd;
+    trees[slot] = fd;
   }
   return true;
 }
 
-bool build_root(const Layout& layout, SourceTrees trees, MountFailure& f) noexcept {
+bool build_root(const FlatLayout& layout, MountFailure& f) noexcept {
   ::umask(0);
   if (!mount_root_tmpfs(layout, f)) return false;
   if (layout.private_tmp && ::mkdir("/tmp", 01777) != 0) return fail(f, "mkdir", "/tmp");
-  if (!make_dev(layout, trees, f)) return false;
+  if (!make_dev(layout, f)) return false;
   if (::mkdir("/proc", 0555) != 0) return fail(f, "mkdir", "/proc");
   if (::mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) != 0)
     return fail(f, "mount a fresh /proc", "/proc");
-  if (!make_home(layout, f) || !run_steps(layout, trees, f)) return false;
+  if (!make_home(layout, f) || !run_steps(layout, f)) return false;
   if (!mask_blocked(layout, f) || !make_symlinks(layout, f)) return false;
   if (::umount2("/.old", MNT_DETACH) != 0) return fail(f, "detach the host's root", "/.old");
   if (::rmdir("/.old") != 0) return fail(f, "rmdir", "/.old");
-  for (std::size_t i = 0; i < trees.count; ++i)
-    if (trees.fds[i] >= 0) ::close(trees.fds[i]);
+  for (int tree : layout.trees)
+    if (tree >= 0) ::close(tree);
   ::umask(022);
-  if (::chdir(layout.workspace.c_str()) != 0)
-    return fail(f, "enter the workspace", layout.workspace.c_str());
   return true;
 }
 

@@ -7,6 +7,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -77,16 +78,43 @@ void become(const ChildSpec& s) noexcept {
   if (::poll(&p, 1, 0) > 0 && (p.revents & POLLERR)) ::_exit(kSetupFailed);
 }
 
-void isolate(const ChildSpec& s) noexcept {
+// Before the tree is there: the cgroup namespace and a session of its own.
+void detach(const ChildSpec& s) noexcept {
   // The keeper's cgroup namespace is cordon's; this one is rooted at the sandbox's group.
   if (::unshare(CLONE_NEWCGROUP) != 0) setup_failed(s, "cgroup namespace", "unshare", "", errno);
-  MountFailure mf;
-  if (!clone_sources(*s.layout, s.trees, mf) || !build_root(*s.layout, s.trees, mf))
-    setup_failed(s, "mount namespace", mf.step, mf.path, mf.err);
+  if (::setsid() < 0) setup_failed(s, "pid namespace", "setsid", "", errno);
+}
+
+// Waits for the keeper's word that the tree is built, then joins the mount namespace, whose
+// root it now is. (Joined earlier, the pivot_root could miss this process while it joined,
+// and leave it in the host's detached tree.) A failure of the keeper is passed on as this
+// one's.
+void wait_for_tree(const ChildSpec& s) noexcept {
+  ChildReport r;
+  ssize_t n;
+  do n = ::recv(s.keeper_socket, &r, sizeof r, 0);
+  while (n < 0 && errno == EINTR);
+  if (n == static_cast<ssize_t>(sizeof r) && r.kind == ChildReport::Kind::built) {
+    if (::setns(s.mnt_ns_fd, CLONE_NEWNS) != 0)
+      setup_failed(s, "mount namespace", "cannot join the sandbox's", "", errno);
+    return;
+  }
+  if (n != static_cast<ssize_t>(sizeof r) || r.kind != ChildReport::Kind::setup_failed) {
+    r = ChildReport{};
+    r.err = ECHILD;
+    child::copy(r.mechanism, sizeof r.mechanism, "mount namespace");
+    child::copy(r.detail, sizeof r.detail, "the sandbox's keeper died while building the tree");
+  }
+  send(s.report_fd, r);
+  ::_exit(kSetupFailed);
+}
+
+void enter_tree(const ChildSpec& s) noexcept {
+  if (::chdir(s.workspace) != 0)
+    setup_failed(s, "mount namespace", "enter the workspace", s.workspace, errno);
   const char* failed = "";
   if (int err = add_sandbox_rules(s.ruleset_fd, *s.ruleset, &failed); err != 0)
     setup_failed(s, "landlock", "cannot add the rule for", failed, -err);
-  if (::setsid() < 0) setup_failed(s, "pid namespace", "setsid", "", errno);
 }
 
 void setup_stdio(const ChildSpec& s) noexcept {
@@ -123,8 +151,10 @@ void setup_stdio(const ChildSpec& s) noexcept {
 int command_main(void* arg) noexcept {
   const auto& s = *static_cast<const ChildSpec*>(arg);
   become(s);
-  isolate(s);
+  detach(s);
   setup_stdio(s);
+  wait_for_tree(s);
+  enter_tree(s);
   std::size_t failed_limit = 0;
   if (int err = apply_rlimits(*s.rlimits, &failed_limit); err != 0)
     setup_failed(s, "limits", "setrlimit", "", -err);

@@ -16,9 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "layout.hpp"
 #include "limits.hpp"
-#include "mounts.hpp"
 #include "ruleset.hpp"
 #include "seccomp.hpp"
 
@@ -26,8 +24,9 @@ namespace cordon::landlock {
 
 /// A record on the report pipe.
 struct ChildReport {
-  /// started: the keeper has made its namespaces and can be joined.
-  enum class Kind : std::uint32_t { setup_failed = 1, exec_failed = 2, started = 4 };
+  /// started: the keeper has made its namespaces and can be joined; built: it has built the
+  /// sandbox's file tree in them.
+  enum class Kind : std::uint32_t { setup_failed = 1, exec_failed = 2, started = 4, built = 5 };
   Kind kind = Kind::setup_failed;
   std::int32_t err = 0;     ///< errno of the failure
   char mechanism[32] = {};  ///< setup_failed: "mount namespace", "landlock", ...
@@ -38,17 +37,18 @@ static_assert(sizeof(ChildReport) <= PIPE_BUF, "reports must be written atomical
 /// Everything the command's process needs, prepared by cordon before the fork.
 struct ChildSpec {
   // namespaces and identity
-  const int* ns_fds = nullptr;    ///< the keeper's namespaces, joined in order (user first)
-  const int* ns_types = nullptr;  ///< CLONE_NEW* of each
+  const int* ns_fds = nullptr;    ///< the keeper's namespaces but the mount namespace, joined
+  const int* ns_types = nullptr;  ///< in order by the entrant (user first); CLONE_NEW* of each
   int ns_count = 0;
+  int mnt_ns_fd = -1;  ///< joined by the command's process once the tree is built there
   const int* cgroup_tasks = nullptr;  ///< v1: `tasks` descriptors written "0" to, first
   int cgroup_task_count = 0;
   uid_t uid = 0;
   gid_t gid = 0;
   bool drop_groups = false;  ///< setgroups(0): only possible when cordon is root
-  // file tree, Landlock, seccomp, limits
-  const Layout* layout = nullptr;
-  SourceTrees trees;
+  // the tree (the keeper builds it), working directory, Landlock, seccomp, limits
+  int keeper_socket = -1;  ///< the keeper's word comes here once the tree is built
+  const char* workspace = "";
   int ruleset_fd = -1;
   const RulesetPlan* ruleset = nullptr;
   const SeccompProgram* filter = nullptr;
@@ -68,8 +68,9 @@ struct ChildSpec {
 };
 
 /// The entrant: joins the v1 groups and the keeper's namespaces, starts the command's process
-/// (identity, die-with-cordon, cgroup namespace, tree, rules, then limits, Landlock, no
-/// capabilities, seccomp and exec), stores its pid once it has executed or failed, and exits.
+/// (identity, die-with-cordon, cgroup namespace, session, stdio; once the keeper has built the
+/// tree: workspace, rules, limits, Landlock, no capabilities, seccomp and exec), stores its pid
+/// once that has executed or failed, and exits.
 [[noreturn]] void run_entrant(const ChildSpec& spec) noexcept;
 
 /// The candidates execve tries for argv[0]: itself when it has a '/', else each directory of

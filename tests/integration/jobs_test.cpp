@@ -226,7 +226,8 @@ TEST_CASE("jobs: a job outlives the process that started it", "[jobs][userns]") 
 TEST_CASE("jobs: a supervisor killed with SIGKILL turns the job lost", "[jobs][userns]") {
   JobEnv env;
   if (!landlock_usable(env.policy)) return;
-  auto id = env.start({"sh", "-c", "echo up; sleep 1000"});
+  auto marker = escape::unique_marker("cordon-job-lost");
+  auto id = env.start({"sh", "-c", "echo up; sleep 1000; :", marker});
   REQUIRE(wait_for_output(env, id, "up", 10s));
   auto st = env.status(id);
   int pid = static_cast<int>(st.at("pid").as_int64());
@@ -234,6 +235,10 @@ TEST_CASE("jobs: a supervisor killed with SIGKILL turns the job lost", "[jobs][u
   ::kill(pid, SIGKILL);
   std::this_thread::sleep_for(300ms);
   CHECK(env.status(id).at("status").as_string() == "lost");
+  // The sandbox died with its supervisor.
+  for (int i = 0; i < 100 && !escape::pids_with_marker(marker).empty(); ++i)
+    std::this_thread::sleep_for(20ms);
+  CHECK(escape::pids_with_marker(marker).empty());
   auto list = cordon({"job", "list", "--state-dir", env.state});
   CHECK(list.out.find(id) != std::string::npos);
   CHECK(list.err.find("supervisor is gone") != std::string::npos);

@@ -170,12 +170,36 @@ TEST_CASE("lifecycle: nothing outlives the command", "[userns][lifecycle]") {
   CHECK_FALSE(std::filesystem::exists(ws / "later"));
 }
 
+namespace {
+
+// How many live processes (zombies are not) are in the pid namespace `link` ("pid:[N]").
+int processes_in(const std::string& link) {
+  int n = 0;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+    std::string name = entry.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::filesystem::path ns = std::filesystem::read_symlink(entry.path() / "ns" / "pid", ec);
+    if (ec || ns.string() != link) continue;
+    std::string stat = read_file(entry.path() / "stat");
+    auto close = stat.rfind(')');
+    if (close == std::string::npos || close + 2 >= stat.size() || stat[close + 2] == 'Z') continue;
+    UNSCOPED_INFO("left in the sandbox: " << stat);
+    ++n;
+  }
+  return n;
+}
+
+}  // namespace
+
 TEST_CASE("lifecycle: if cordon dies, the sandbox dies with it", "[userns][lifecycle]") {
   if (!sandbox_available()) return;
   TempDir ws;
-  auto plan =
-      make_plan(base_policy(ws.path(), ""), ws.path(),
-                {"/bin/sh", "-c", "while :; do date +%s%N > b.t; mv b.t beat; sleep 0.05; done"});
+  // A survivor in its own session besides the heartbeat, and the sandbox's pid namespace noted.
+  auto plan = make_plan(base_policy(ws.path(), ""), ws.path(),
+                        {"/bin/sh", "-c",
+                         "readlink /proc/self/ns/pid > ns; setsid sleep 600 & "
+                         "while :; do date +%s%N > b.t; mv b.t beat; sleep 0.05; done"});
   pid_t cordon = ::fork();
   if (cordon == 0) {
     CaptureSink sink;
@@ -190,6 +214,16 @@ TEST_CASE("lifecycle: if cordon dies, the sandbox dies with it", "[userns][lifec
   auto before = read_file(ws / "beat");
   std::this_thread::sleep_for(300ms);
   CHECK(read_file(ws / "beat") == before);
+  // Nothing is left in the namespace, its pid 1 (the keeper) included.
+  std::string ns = read_file(ws / "ns");
+  if (!ns.empty() && ns.back() == '\n') ns.pop_back();
+  REQUIRE(ns.starts_with("pid:["));
+  int left = processes_in(ns);
+  for (int i = 0; i < 100 && left > 0; ++i) {
+    std::this_thread::sleep_for(20ms);
+    left = processes_in(ns);
+  }
+  CHECK(left == 0);
 }
 
 TEST_CASE("limits: cpu_percent caps the sandbox's share of a CPU (cgroup only)",

@@ -1,0 +1,86 @@
+// The file tree as the sandbox's keeper reads it. The keeper builds the tree while cordon does
+// the rest of the set-up, but it was cloned before the run was planned: the Layout is copied
+// into memory shared with it, mapped before the clone and so at the same address in both. It
+// is read there with no allocation (the keeper may be the child of a multi-threaded process).
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "layout.hpp"
+
+namespace cordon::landlock {
+
+/// A MountStep, in shared memory.
+struct FlatStep {
+  MountStep::Kind kind = MountStep::Kind::bind;
+  const char* target = "";
+  const char* source = "";
+  bool writable = false;
+  bool dir = true;
+  bool create_target = true;
+};
+
+/// A symlink on the root tmpfs: path, text.
+struct FlatLink {
+  const char* path = "";
+  const char* text = "";
+};
+
+/// A Layout, in shared memory, with what building it needs besides.
+struct FlatLayout {
+  bool read_host = false;
+  bool private_tmp = true;
+  const char* home = "";
+  HomeKind home_kind = HomeKind::root_dir;
+  std::span<const FlatLink> symlinks;
+  std::span<const FlatStep> steps;
+  std::span<const char* const> masks;
+  std::span<const char* const> devices;
+  const char* workspace = "";
+  std::uint64_t tmpfs_bytes = 0;
+  /// Who the files made for the tree belong to (the sandbox's identity).
+  uid_t uid = 0;
+  gid_t gid = 0;
+  /// Room for the cloned trees' descriptors: one per step, then one per device (-1 if absent).
+  std::span<int> trees;
+};
+
+/// A fixed region of memory shared with the children cloned after it was made; copies are
+/// bump-allocated in it, and it is reused by resetting it.
+class SharedArena {
+ public:
+  /// Maps `bytes` (pages are only used when written). Throws cordon::Error (CRD1003).
+  explicit SharedArena(std::size_t bytes);
+  ~SharedArena();
+  SharedArena(const SharedArena&) = delete;
+  SharedArena& operator=(const SharedArena&) = delete;
+
+  /// Room for `n` objects of T; throws cordon::Error (CRD1003) when the arena is full.
+  template <class T>
+  T* allocate(std::size_t n) {
+    return static_cast<T*>(raw(n * sizeof(T), alignof(T)));
+  }
+  /// A terminated copy of `s`.
+  const char* copy(const std::string& s);
+  /// The first object allocated after the last reset.
+  void* base() const noexcept { return base_; }
+  void reset() noexcept { used_ = 0; }
+
+ private:
+  void* raw(std::size_t bytes, std::size_t align);
+
+  char* base_ = nullptr;
+  std::size_t size_ = 0;
+  std::size_t used_ = 0;
+};
+
+/// Copies `layout`, with the identity its files belong to, into `arena` (after a reset); the
+/// result is at arena.base(). Throws cordon::Error (CRD1003) when it does not fit.
+const FlatLayout* flatten(const Layout& layout, uid_t uid, gid_t gid, SharedArena& arena);
+
+}  // namespace cordon::landlock

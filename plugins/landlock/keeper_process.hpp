@@ -1,0 +1,48 @@
+// The keeper's own process (see keeper.hpp): what it is given, what it sends back, and its
+// code. Runs in a child of a possibly multi-threaded cordon: raw system calls only.
+#pragma once
+
+#include <sched.h>
+
+#include "flat_layout.hpp"
+#include "spawn.hpp"
+
+namespace cordon::landlock {
+
+/// The namespaces the keeper sends, in the order they are joined: the user namespace first,
+/// for the capabilities the others need. The network namespace is last and only there when
+/// the keeper made one.
+struct NamespaceFile {
+  const char* path;
+  int type;
+};
+inline constexpr NamespaceFile kNamespaceFiles[] = {
+    {"/proc/self/ns/user", CLONE_NEWUSER}, {"/proc/self/ns/pid", CLONE_NEWPID},
+    {"/proc/self/ns/mnt", CLONE_NEWNS},    {"/proc/self/ns/ipc", CLONE_NEWIPC},
+    {"/proc/self/ns/uts", CLONE_NEWUTS},   {"/proc/self/ns/net", CLONE_NEWNET}};
+
+/// How many of kNamespaceFiles a keeper sends.
+inline int namespace_count(bool network) noexcept { return network ? 6 : 5; }
+
+/// The byte cordon sends to have the tree built from the FlatLayout at the start of the
+/// shared arena.
+inline constexpr char kBuildTree = 'b';
+
+/// What the keeper's process needs, prepared before the clone.
+struct KeeperArgs {
+  int socket = -1;  ///< the keeper's end of its socket
+  int peer = -1;    ///< cordon's end of it
+  int cordon = -1;  ///< a pidfd of cordon, readable once it has exited
+  bool network = false;
+  bool root = false;              ///< cordon is root: it writes the maps, groups are dropped
+  const char* uid_map = nullptr;  ///< set when cordon is not root: the maps it may write
+  const char* gid_map = nullptr;
+  const FlatLayout* layout = nullptr;  ///< where cordon puts the tree to build
+};
+
+/// The keeper: makes the namespaces and sends them (ChildReport started + descriptors); on
+/// kBuildTree builds the tree and answers (built, or setup_failed); then keeps only CAP_KILL,
+/// closes everything, reaps orphans and passes SIGTERM on, until it is killed.
+[[noreturn]] void keeper_main(const KeeperArgs& args) noexcept;
+
+}  // namespace cordon::landlock

@@ -39,6 +39,16 @@ char** g_argv = nullptr;
 
 // `cordon run` stays here unless it reads cordon's stdin before dispatch (--stdin, --request
 // or a '-' file): a hand-off after that would give the full executable a drained stdin.
+// `cordon run --help`: no sandbox will be needed.
+bool asks_for_help(int argc, char** argv) {
+  for (int i = 2; i < argc; ++i) {
+    std::string_view arg = argv[i];
+    if (arg == "--") break;
+    if (arg == "--help" || arg == "-h") return true;
+  }
+  return false;
+}
+
 bool stays_here(int argc, char** argv) {
   if (argc < 2 || std::string_view(argv[1]) != "run") return false;
   for (int i = 2; i < argc; ++i) {
@@ -98,9 +108,16 @@ int main(int argc, char** argv) {
   if (!stays_here(argc, argv)) hand_off();
   // The sandbox's namespaces are made on the other core while the command line is parsed and
   // the run planned (plugins/landlock/keeper.hpp).
-  cordon::landlock::prestart_keeper();
+  if (!asks_for_help(argc, argv)) cordon::landlock::prestart_keeper();
   cordon::set_load_hook(hand_off_to_load);
   cordon::set_user_lookup_files_first(true);
   cordon::cli::set_builtin_backends({{"landlock", cordon::landlock::kVersion, make_landlock}});
-  return cordon::cli::main_cli(argc, argv);
+  int status = cordon::cli::main_cli(argc, argv);
+  // Nothing is left to tear down that the kernel would not: the output is flushed, a keeper
+  // nobody took is reaped, and the static destructors are skipped (~0.07 ms of every run).
+  std::cout.flush();
+  std::cerr.flush();
+  std::fflush(nullptr);
+  cordon::landlock::discard_prestarted_keeper();
+  std::_Exit(status);
 }

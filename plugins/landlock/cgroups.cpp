@@ -224,8 +224,12 @@ SandboxCgroup::SandboxCgroup(const CgroupSupport& s, const CgroupLimits& limits)
 
 void SandboxCgroup::create(const CgroupSupport& s, const CgroupLimits& limits) {
   std::string name = unique_name("cordon-");
+  // A group of this name already there was left by a cordon with this pid that was killed
+  // (nothing of its sandbox is left to stop the removal of an empty group).
   auto make = [](std::string& member, const std::string& dir) {
-    if (::mkdir(dir.c_str(), 0755) != 0)
+    int rc = ::mkdir(dir.c_str(), 0755);
+    if (rc != 0 && errno == EEXIST && ::rmdir(dir.c_str()) == 0) rc = ::mkdir(dir.c_str(), 0755);
+    if (rc != 0)
       throw Error(code::kIsolationFailed,
                   "cgroup: cannot create '" + dir + "': " + std::strerror(errno));
     member = dir;

@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <utility>
@@ -340,8 +341,10 @@ void LandlockBackend::execute(const Plan& plan, OutputSink& sink, RunResult& res
   }
   // The command's process sets itself up while the tree is finished, and waits for it.
   ChildSpec spec = make_spec(p, data, pipes, ruleset.get(), program, cgroup.get(), guard.keeper);
-  Started started =
-      start_command(spec, std::exchange(guard.keeper, Keeper{}), cgroup ? cgroup->clone_fd() : -1);
+  bool nproc = std::any_of(p.limits.rlimits.begin(), p.limits.rlimits.end(),
+                           [](const RlimitSpec& r) { return r.resource == RLIMIT_NPROC; });
+  Started started = start_command(spec, std::exchange(guard.keeper, Keeper{}),
+                                  cgroup ? cgroup->clone_fd() : -1, nproc && !facts_.root);
   StartedGuard started_guard{started};
   for (auto* end : {&pipes.out.write, &pipes.err.write, &pipes.report.write, &pipes.input.read})
     end->reset();

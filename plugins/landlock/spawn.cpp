@@ -166,6 +166,13 @@ int command_main(void* arg) noexcept {
   if (::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) != 0)
     setup_failed(s, "spawn", "close_range", "", errno);
   if (int err = load_filter(*s.filter); err != 0) setup_failed(s, "seccomp", "load", "", -err);
+  if (s.reaped_fd >= 0) {
+    char byte;
+    ssize_t n;
+    do n = ::read(s.reaped_fd, &byte, 1);
+    while (n < 0 && errno == EINTR);
+    if (n != 1) ::_exit(kSetupFailed);  // cordon went away
+  }
   exec_command(s);
 }
 
@@ -178,9 +185,11 @@ void run_entrant(const ChildSpec& s) noexcept {
   for (int i = 0; i < s.ns_count; ++i)
     if (::setns(s.ns_fds[i], s.ns_types[i]) != 0)
       setup_failed(s, "namespaces", "cannot join the keeper's namespaces", "", errno);
-  // vfork-style: this process waits until the command has been executed (or has failed).
+  // Sharing cordon's memory, this process waits until the command has been executed (or has
+  // failed); with memory of its own, it leaves that to the command's process.
+  int wait = s.reaped_fd < 0 ? CLONE_VFORK : 0;
   pid_t pid = ::clone(command_main, s.stack + s.stack_size,
-                      CLONE_VM | CLONE_VFORK | CLONE_PARENT | SIGCHLD, const_cast<ChildSpec*>(&s));
+                      CLONE_VM | wait | CLONE_PARENT | SIGCHLD, const_cast<ChildSpec*>(&s));
   if (pid < 0) setup_failed(s, "spawn", "cannot start the command's process", "", errno);
   *s.command_pid = pid;
   ::_exit(0);

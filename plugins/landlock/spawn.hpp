@@ -65,6 +65,11 @@ struct ChildSpec {
   pid_t* command_pid = nullptr;  ///< shared with cordon: the entrant puts the command's pid here
   char* stack = nullptr;         ///< for the command's process (it shares the entrant's memory)
   std::size_t stack_size = 0;
+  /// -1: the entrant shares cordon's memory and waits until the command is executed. Else the
+  /// entrant has memory of its own and leaves at once, and the command's process waits on this
+  /// descriptor before it executes the command, until cordon has reaped the entrant: the
+  /// entrant counts in the namespace's RLIMIT_NPROC until then.
+  int reaped_fd = -1;
 };
 
 /// The entrant: joins the v1 groups and the keeper's namespaces, starts the command's process

@@ -131,13 +131,14 @@ namespace {
 
 int entrant_entry(void* spec) { run_entrant(*static_cast<const ChildSpec*>(spec)); }
 
-// The entrant. Without a v2 cgroup to be cloned into, it shares cordon's memory and suspends
-// this thread until it exits (vfork), as posix_spawn does: no page tables are copied and no
-// page is copied on write. Signals stay blocked until it has reset their handlers, which would
-// otherwise run on cordon's memory; the identity change of the command's process makes the
-// shared memory non-dumpable, which is undone once it has executed.
+// The entrant. Where it can, it shares cordon's memory and suspends this thread until it exits
+// (vfork), as posix_spawn does: no page tables are copied and no page is copied on write.
+// Signals stay blocked until it has reset their handlers, which would otherwise run on
+// cordon's memory; the identity change of the command's process makes the shared memory
+// non-dumpable, which is undone once it has executed. It is forked instead to be cloned into a
+// v2 cgroup, or when spec.reaped_fd is set.
 pid_t start_entrant(const ChildSpec& spec, int cgroup_fd) {
-  if (cgroup_fd >= 0) {
+  if (cgroup_fd >= 0 || spec.reaped_fd >= 0) {
     int pidfd = -1;
     pid_t pid = clone_sandbox(0, cgroup_fd, &pidfd);
     if (pid == 0) run_entrant(spec);
@@ -168,7 +169,7 @@ struct SharedPid {
 
 }  // namespace
 
-Started start_command(ChildSpec spec, Keeper keeper, int cgroup_fd) {
+Started start_command(ChildSpec spec, Keeper keeper, int cgroup_fd, bool counts_entrant) {
   auto failure = [&keeper](const std::string& what, int err) {
     discard_keeper(keeper);
     return Error(code::kIsolationFailed, what + ": " + std::strerror(err),
@@ -181,13 +182,28 @@ Started start_command(ChildSpec spec, Keeper keeper, int cgroup_fd) {
   spec.command_pid = shared.pid;
   spec.stack = stack.get();
   spec.stack_size = kStack;
+  // An unprivileged cordon's limit on processes is RLIMIT_NPROC in the sandbox's user
+  // namespace, where the entrant counts until it is reaped: the command waits for that.
+  Pipe reaped;
+  if (counts_entrant) {
+    reaped = make_pipe();
+    spec.reaped_fd = reaped.read.get();
+  }
   pid_t entrant = start_entrant(spec, cgroup_fd);
   if (entrant < 0) throw failure("spawn: cannot start the sandbox's entrant", -entrant);
   int status = 0;
   while (::waitpid(entrant, &status, 0) < 0 && errno == EINTR) {
   }
+  if (reaped.write) {
+    char byte = 1;
+    [[maybe_unused]] ssize_t n = ::write(reaped.write.get(), &byte, 1);
+  }
   Started s;
   s.keeper = std::move(keeper);
+  // Joined (or failed): the namespaces are the keeper's and the sandbox's alone from now on, so
+  // the keeper's death tears them down, while cordon tidies up, instead of cordon's last close.
+  for (auto& ns : s.keeper.ns) ns.reset();
+  s.keeper.socket.reset();
   s.pid = *shared.pid;
   if (s.pid <= 0) {  // the entrant failed: its report says why
     s.pid = -1;

@@ -32,9 +32,11 @@ struct Started {
 
 /// Runs the entrant (in the v2 cgroup `cgroup_fd` when >= 0; it joins v1 groups itself) and
 /// waits for it: the command's process is then running or has failed (its report is on the
-/// pipe). The keeper must have been awaited. Throws cordon::Error (CRD1003); the keeper is
-/// discarded if anything fails.
-Started start_command(ChildSpec spec, Keeper keeper, int cgroup_fd);
+/// pipe). `counts_entrant`: the sandbox's processes are limited by RLIMIT_NPROC in its user
+/// namespace, where the entrant would count for a moment after the command has started. The
+/// keeper must have been awaited. Throws cordon::Error (CRD1003); the keeper is discarded if
+/// anything fails.
+Started start_command(ChildSpec spec, Keeper keeper, int cgroup_fd, bool counts_entrant);
 
 /// Kills the sandbox and reaps its processes: for a failure in cordon after start_command
 /// returned.

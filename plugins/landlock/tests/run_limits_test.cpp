@@ -1,6 +1,7 @@
 // Limits and lifecycle, both ways: rlimits, task and memory totals, the deadline, survivors.
 #include <cordon/capabilities.hpp>
 
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -9,6 +10,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "cgroups.hpp"
 #include "support.hpp"
 
 using namespace cordon;
@@ -248,4 +250,36 @@ TEST_CASE("limits: cpu_percent caps the sandbox's share of a CPU (cgroup only)",
   CHECK(limited >= 0);
   CHECK(limited <= 0.2);
   CHECK(free >= 0.25);
+}
+
+TEST_CASE("limits: a group left by a killed cordon with the same pid does not stop a run",
+          "[userns][limits]") {
+  if (!sandbox_available()) return;
+  using cordon::landlock::CgroupVersion;
+  auto cg = cordon::landlock::probe_cgroups(::geteuid());
+  if (cg.version == CgroupVersion::none) {
+    WARN("no cgroup here: " << cg.evidence);
+    return;
+  }
+  // The names this process will use next are cordon-<pid>-<n>: leave empty groups under them,
+  // as a cordon with this pid that was killed would have.
+  std::vector<std::string> stale;
+  for (const std::string* parent : {&cg.v2_dir, &cg.memory_dir, &cg.pids_dir}) {
+    if (parent->empty()) continue;
+    for (int n = 0; n < 200; ++n) {
+      std::string dir = *parent + "/cordon-" + std::to_string(::getpid()) + "-" + std::to_string(n);
+      if (::mkdir(dir.c_str(), 0755) == 0) stale.push_back(dir);
+    }
+  }
+  REQUIRE_FALSE(stale.empty());
+  TempDir ws;
+  auto policy = base_policy(ws.path(), "");
+  policy.limits.max_processes = 20;
+  policy.limits.memory_mb = 256;
+  CaptureSink sink;
+  auto r = backend().run(make_plan(policy, ws.path(), {"/bin/true"}), sink);
+  for (const auto& dir : stale) ::rmdir(dir.c_str());
+  INFO((r.error ? r.error->render() : std::string()));
+  CHECK_FALSE(r.error);
+  CHECK(r.exit_code == 0);
 }

@@ -148,6 +148,20 @@ void make_namespaces(const KeeperArgs& a) noexcept {
   }
 }
 
+[[noreturn]] void mount_failed(int socket, const MountFailure& mf) noexcept {
+  ChildReport r;
+  r.err = mf.err;
+  child::copy(r.mechanism, sizeof r.mechanism, "mount namespace");
+  child::copy(r.detail, sizeof r.detail, mf.step);
+  if (mf.path && *mf.path) {
+    child::append(r.detail, sizeof r.detail, " '");
+    child::append(r.detail, sizeof r.detail, mf.path);
+    child::append(r.detail, sizeof r.detail, "'");
+  }
+  send_report(socket, r);
+  ::_exit(kKeeperFailed);
+}
+
 // The tree, once cordon has planned it (and, as root, written the maps it needs).
 void build_tree(const KeeperArgs& a) noexcept {
   int socket = a.socket;
@@ -168,20 +182,11 @@ void build_tree(const KeeperArgs& a) noexcept {
     keeper_failed(socket, "user namespace", "cannot take the sandbox's file-system ids");
   }
   MountFailure mf;
-  if (!clone_sources(layout, mf) || !build_root(layout, mf)) {
-    ChildReport r;
-    r.err = mf.err;
-    child::copy(r.mechanism, sizeof r.mechanism, "mount namespace");
-    child::copy(r.detail, sizeof r.detail, mf.step);
-    if (mf.path && *mf.path) {
-      child::append(r.detail, sizeof r.detail, " '");
-      child::append(r.detail, sizeof r.detail, mf.path);
-      child::append(r.detail, sizeof r.detail, "'");
-    }
-    send_report(socket, r);
-    ::_exit(kKeeperFailed);
-  }
+  if (!clone_sources(layout, mf) || !build_root(layout, mf)) mount_failed(socket, mf);
   report(socket, ChildReport::Kind::built, "", "", 0);
+  // The command's process confines itself meanwhile, and waits for this before it executes.
+  if (!seal_root(layout, mf)) mount_failed(socket, mf);
+  report(socket, ChildReport::Kind::sealed, "", "", 0);
 }
 
 }  // namespace

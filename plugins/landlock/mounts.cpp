@@ -173,7 +173,7 @@ bool mask_blocked(const FlatLayout& layout, MountFailure& f) noexcept {
       base = -1;
     }
     // `probe` stays open: closing a detached mount waits for an RCU grace period, so it (and
-    // `base` below) is left to the init's close_range, which runs once the command has started.
+    // `base` below) is left to the keeper's close_range, once the command may start.
   }
   if (base < 0) {
     detached = false;
@@ -249,8 +249,13 @@ bool build_root(const FlatLayout& layout, MountFailure& f) noexcept {
   if (::mkdir("/proc", 0555) != 0) return fail(f, "mkdir", "/proc");
   if (::mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) != 0)
     return fail(f, "mount a fresh /proc", "/proc");
-  if (!make_home(layout, f) || !run_steps(layout, f)) return false;
-  if (!mask_blocked(layout, f) || !make_symlinks(layout, f)) return false;
+  if (!make_home(layout, f) || !run_steps(layout, f) || !make_symlinks(layout, f)) return false;
+  ::umask(022);
+  return true;
+}
+
+bool seal_root(const FlatLayout& layout, MountFailure& f) noexcept {
+  if (!mask_blocked(layout, f)) return false;
   if (::umount2("/.old", MNT_DETACH) != 0) return fail(f, "detach the host's root", "/.old");
   if (::rmdir("/.old") != 0) return fail(f, "rmdir", "/.old");
   for (int tree : layout.trees)

@@ -21,10 +21,14 @@ bool make_private(MountFailure& failure) noexcept;
 /// detached trees, kept in layout.trees.
 bool clone_sources(const FlatLayout& layout, MountFailure& failure) noexcept;
 
-/// Phase 2: builds the new root on a tmpfs, attaches the trees, makes /dev, /proc, /tmp and
-/// HOME, masks and switches root (the host's root is detached). Files created here must belong
-/// to the sandbox's identity (the file-system ids are its). The caller must be in the pid
-/// namespace the fresh /proc is for.
+/// Phase 2: builds the new root on a tmpfs, attaches the trees, makes /dev, /proc, /tmp, HOME
+/// and the symlinks, and switches root (the host's root stays at /.old). Files created here
+/// must belong to the sandbox's identity (the file-system ids are its). The caller must be in
+/// the pid namespace the fresh /proc is for.
 bool build_root(const FlatLayout& layout, MountFailure& failure) noexcept;
+
+/// Phase 3: masks the blocked paths and detaches the host's root. Until it is done, nothing
+/// untrusted may run in the tree.
+bool seal_root(const FlatLayout& layout, MountFailure& failure) noexcept;
 
 }  // namespace cordon::landlock

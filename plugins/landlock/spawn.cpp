@@ -85,20 +85,13 @@ void detach(const ChildSpec& s) noexcept {
   if (::setsid() < 0) setup_failed(s, "pid namespace", "setsid", "", errno);
 }
 
-// Waits for the keeper's word that the tree is built, then joins the mount namespace, whose
-// root it now is. (Joined earlier, the pivot_root could miss this process while it joined,
-// and leave it in the host's detached tree.) A failure of the keeper is passed on as this
-// one's.
-void wait_for_tree(const ChildSpec& s) noexcept {
+// Waits for the keeper's word (`kind`); a failure of the keeper is passed on as this one's.
+void wait_for_keeper(const ChildSpec& s, ChildReport::Kind kind) noexcept {
   ChildReport r;
   ssize_t n;
   do n = ::recv(s.keeper_socket, &r, sizeof r, 0);
   while (n < 0 && errno == EINTR);
-  if (n == static_cast<ssize_t>(sizeof r) && r.kind == ChildReport::Kind::built) {
-    if (::setns(s.mnt_ns_fd, CLONE_NEWNS) != 0)
-      setup_failed(s, "mount namespace", "cannot join the sandbox's", "", errno);
-    return;
-  }
+  if (n == static_cast<ssize_t>(sizeof r) && r.kind == kind) return;
   if (n != static_cast<ssize_t>(sizeof r) || r.kind != ChildReport::Kind::setup_failed) {
     r = ChildReport{};
     r.err = ECHILD;
@@ -109,9 +102,16 @@ void wait_for_tree(const ChildSpec& s) noexcept {
   ::_exit(kSetupFailed);
 }
 
+// Once the tree is built, joins the mount namespace, whose root it now is. (Joined earlier,
+// the keeper's pivot_root could miss this process while it joined, and leave it in the host's
+// detached tree.)
+void wait_for_tree(const ChildSpec& s) noexcept {
+  wait_for_keeper(s, ChildReport::Kind::built);
+  if (::setns(s.mnt_ns_fd, CLONE_NEWNS) != 0)
+    setup_failed(s, "mount namespace", "cannot join the sandbox's", "", errno);
+}
+
 void enter_tree(const ChildSpec& s) noexcept {
-  if (::chdir(s.workspace) != 0)
-    setup_failed(s, "mount namespace", "enter the workspace", s.workspace, errno);
   const char* failed = "";
   if (int err = add_sandbox_rules(s.ruleset_fd, *s.ruleset, &failed); err != 0)
     setup_failed(s, "landlock", "cannot add the rule for", failed, -err);
@@ -166,6 +166,11 @@ int command_main(void* arg) noexcept {
   if (::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) != 0)
     setup_failed(s, "spawn", "close_range", "", errno);
   if (int err = load_filter(*s.filter); err != 0) setup_failed(s, "seccomp", "load", "", -err);
+  // Blocked paths masked and the host's root gone: only now may the command run, from its
+  // workspace (entered only now, so that it cannot hold a directory a mask then hides).
+  wait_for_keeper(s, ChildReport::Kind::sealed);
+  if (::chdir(s.workspace) != 0)
+    setup_failed(s, "mount namespace", "enter the workspace", s.workspace, errno);
   if (s.reaped_fd >= 0) {
     char byte;
     ssize_t n;

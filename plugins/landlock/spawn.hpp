@@ -25,8 +25,15 @@ namespace cordon::landlock {
 /// A record on the report pipe.
 struct ChildReport {
   /// started: the keeper has made its namespaces and can be joined; built: it has built the
-  /// sandbox's file tree in them.
-  enum class Kind : std::uint32_t { setup_failed = 1, exec_failed = 2, started = 4, built = 5 };
+  /// sandbox's file tree in them; sealed: it has masked the blocked paths and detached the
+  /// host's root from it.
+  enum class Kind : std::uint32_t {
+    setup_failed = 1,
+    exec_failed = 2,
+    started = 4,
+    built = 5,
+    sealed = 6
+  };
   Kind kind = Kind::setup_failed;
   std::int32_t err = 0;     ///< errno of the failure
   char mechanism[32] = {};  ///< setup_failed: "mount namespace", "landlock", ...

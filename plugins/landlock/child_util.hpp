@@ -2,8 +2,11 @@
 // glibc bookkeeping of threads.
 #pragma once
 
+#include <sched.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -42,6 +45,28 @@ inline void reset_signals() noexcept {
   sigset_t none;
   ::sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
+}
+
+/// recv() that first polls for up to `spin_us` (yielding the CPU between tries) before it
+/// blocks. The set-up's hand-overs between cordon, the keeper and the command's process come
+/// within a fraction of a millisecond; a process that blocks lets its CPU idle, and waking an
+/// idle (virtual) CPU can cost more than the wait itself.
+inline ssize_t spin_recv(int fd, void* buf, std::size_t len, long spin_us) noexcept {
+  timespec start{};
+  ::clock_gettime(CLOCK_MONOTONIC, &start);
+  for (;;) {
+    ssize_t n = ::recv(fd, buf, len, MSG_DONTWAIT);
+    if (n >= 0 || (errno != EAGAIN && errno != EINTR)) return n;
+    timespec now{};
+    ::clock_gettime(CLOCK_MONOTONIC, &now);
+    long elapsed = (now.tv_sec - start.tv_sec) * 1000000L + (now.tv_nsec - start.tv_nsec) / 1000;
+    if (elapsed >= spin_us) break;
+    ::sched_yield();
+  }
+  ssize_t n;
+  do n = ::recv(fd, buf, len, 0);
+  while (n < 0 && errno == EINTR);
+  return n;
 }
 
 /// Copies `src` into `dst` (size `cap`), always terminated; truncates.

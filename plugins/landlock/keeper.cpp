@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <mutex>
 #include <string>
@@ -24,6 +25,8 @@
 namespace cordon::landlock {
 
 namespace {
+
+constexpr long kSpinUs = 400;
 
 ChildReport died_report(const char* mechanism, const char* what) noexcept {
   ChildReport r;
@@ -42,13 +45,14 @@ struct Slot {
 Slot g_slot;
 
 // A new child waits on its parent's CPU until the parent blocks, which would be after the
-// planning it is meant to overlap: it is sent to the other CPUs cordon may use (if any).
-void move_off_this_cpu(pid_t pid) noexcept {
+// planning it is meant to overlap: it is sent to the other CPUs cordon may use (if any), and
+// restores `all` (cordon's CPUs) itself once it runs.
+void move_off_this_cpu(pid_t pid, const cpu_set_t& all) noexcept {
   int cpu = ::sched_getcpu();
-  cpu_set_t mask;
-  if (cpu < 0 || cpu >= CPU_SETSIZE || ::sched_getaffinity(0, sizeof mask, &mask) != 0) return;
-  CPU_CLR(cpu, &mask);
-  if (CPU_COUNT(&mask) > 0) ::sched_setaffinity(pid, sizeof mask, &mask);
+  if (cpu < 0 || cpu >= CPU_SETSIZE) return;
+  cpu_set_t others = all;
+  CPU_CLR(cpu, &others);
+  if (CPU_COUNT(&others) > 0) ::sched_setaffinity(pid, sizeof others, &others);
 }
 
 }  // namespace
@@ -74,6 +78,8 @@ Keeper start_keeper(bool network) {
   if (!self_fd)
     throw Error(code::kIsolationFailed,
                 std::string("cannot open a pidfd of cordon: ") + std::strerror(errno));
+  cpu_set_t cpus;
+  bool have_cpus = ::sched_getaffinity(0, sizeof cpus, &cpus) == 0;
   KeeperArgs args{ready.write.get(),
                   ready.read.get(),
                   self_fd.get(),
@@ -81,7 +87,8 @@ Keeper start_keeper(bool network) {
                   root,
                   root ? nullptr : uid_map.c_str(),
                   root ? nullptr : gid_map.c_str(),
-                  static_cast<const FlatLayout*>(arena->base())};
+                  static_cast<const FlatLayout*>(arena->base()),
+                  have_cpus ? &cpus : nullptr};
   int pidfd = -1;
   pid_t pid = clone_sandbox(CLONE_NEWUSER | CLONE_NEWPID, -1, &pidfd);
   if (pid == 0) keeper_main(args);
@@ -92,7 +99,7 @@ Keeper start_keeper(bool network) {
                     (why.empty() ? std::string(std::strerror(-pid)) : why),
                 "cordon's landlock backend needs user namespaces");
   }
-  move_off_this_cpu(pid);
+  if (have_cpus) move_off_this_cpu(pid, cpus);
   Keeper k;
   k.pid = pid;
   k.pidfd.reset(pidfd);
@@ -112,9 +119,19 @@ std::optional<ChildReport> await_keeper(Keeper& keeper) noexcept {
   msg.msg_iovlen = 1;
   msg.msg_control = control;
   msg.msg_controllen = sizeof control;
-  ssize_t n;
-  do n = ::recvmsg(keeper.socket.get(), &msg, MSG_CMSG_CLOEXEC);
-  while (n < 0 && errno == EINTR);
+  // Polled for a while before blocking, like every hand-over of the set-up (child_util.hpp).
+  ssize_t n = -1;
+  auto spin_until = std::chrono::steady_clock::now() + std::chrono::microseconds(kSpinUs);
+  for (;;) {
+    n = ::recvmsg(keeper.socket.get(), &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+    if (n >= 0 || (errno != EAGAIN && errno != EINTR)) break;
+    if (std::chrono::steady_clock::now() >= spin_until) {
+      do n = ::recvmsg(keeper.socket.get(), &msg, MSG_CMSG_CLOEXEC);
+      while (n < 0 && errno == EINTR);
+      break;
+    }
+    ::sched_yield();
+  }
   int received = 0;
   for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
     if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;

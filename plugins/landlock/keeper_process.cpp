@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <linux/capability.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -26,6 +27,8 @@ namespace cordon::landlock {
 namespace {
 
 constexpr int kKeeperFailed = 125;
+// How long the keeper polls for cordon's request before it blocks: the planning left.
+constexpr long kSpinUs = 400;
 
 void send_report(int fd, const ChildReport& r) noexcept {
   ssize_t n;
@@ -166,9 +169,7 @@ void make_namespaces(const KeeperArgs& a) noexcept {
 void build_tree(const KeeperArgs& a) noexcept {
   int socket = a.socket;
   char go = 0;
-  ssize_t n;
-  do n = ::read(socket, &go, 1);
-  while (n < 0 && errno == EINTR);
+  ssize_t n = child::spin_recv(socket, &go, 1, kSpinUs);
   if (n != 1 || go != kBuildTree) ::_exit(kKeeperFailed);  // cordon gave up on this sandbox
   const FlatLayout& layout = *a.layout;
   if (a.root && child::drop_supplementary_groups() != 0)
@@ -192,6 +193,8 @@ void build_tree(const KeeperArgs& a) noexcept {
 }  // namespace
 
 void keeper_main(const KeeperArgs& a) noexcept {
+  // Cordon sent it to another CPU to start there; from now on it may use any of cordon's.
+  if (a.cpus != nullptr) ::sched_setaffinity(0, sizeof(cpu_set_t), a.cpus);
   child::reset_signals();  // cordon's handlers must never run in here
   ::close(a.peer);
   die_with_cordon(a);

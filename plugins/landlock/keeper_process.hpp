@@ -38,6 +38,7 @@ struct KeeperArgs {
   const char* uid_map = nullptr;  ///< set when cordon is not root: the maps it may write
   const char* gid_map = nullptr;
   const FlatLayout* layout = nullptr;  ///< where cordon puts the tree to build
+  const cpu_set_t* cpus = nullptr;     ///< the CPUs it may use, restored once it runs
 };
 
 /// The keeper: makes the namespaces and sends them (ChildReport started + descriptors); on

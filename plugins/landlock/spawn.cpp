@@ -88,9 +88,7 @@ void detach(const ChildSpec& s) noexcept {
 // Waits for the keeper's word (`kind`); a failure of the keeper is passed on as this one's.
 void wait_for_keeper(const ChildSpec& s, ChildReport::Kind kind) noexcept {
   ChildReport r;
-  ssize_t n;
-  do n = ::recv(s.keeper_socket, &r, sizeof r, 0);
-  while (n < 0 && errno == EINTR);
+  ssize_t n = child::spin_recv(s.keeper_socket, &r, sizeof r, 400);
   if (n == static_cast<ssize_t>(sizeof r) && r.kind == kind) return;
   if (n != static_cast<ssize_t>(sizeof r) || r.kind != ChildReport::Kind::setup_failed) {
     r = ChildReport{};

@@ -29,11 +29,7 @@ namespace {
 constexpr long kSpinUs = 400;
 
 ChildReport died_report(const char* mechanism, const char* what) noexcept {
-  ChildReport r;
-  r.err = ECHILD;
-  child::copy(r.mechanism, sizeof r.mechanism, mechanism);
-  child::copy(r.detail, sizeof r.detail, what);
-  return r;
+  return make_report(ChildReport::Kind::setup_failed, ECHILD, mechanism, what);
 }
 
 // The front end's prestarted keeper; one nobody took is discarded at exit.

@@ -30,24 +30,8 @@ constexpr int kKeeperFailed = 125;
 // How long the keeper polls for cordon's request before it blocks: the planning left.
 constexpr long kSpinUs = 400;
 
-void send_report(int fd, const ChildReport& r) noexcept {
-  ssize_t n;
-  do n = ::send(fd, &r, sizeof r, MSG_NOSIGNAL);
-  while (n < 0 && errno == EINTR);
-}
-
-void report(int fd, ChildReport::Kind kind, const char* mechanism, const char* what,
-            int err) noexcept {
-  ChildReport r;
-  r.kind = kind;
-  r.err = err;
-  child::copy(r.mechanism, sizeof r.mechanism, mechanism);
-  child::copy(r.detail, sizeof r.detail, what);
-  send_report(fd, r);
-}
-
 [[noreturn]] void keeper_failed(int fd, const char* mechanism, const char* what) noexcept {
-  report(fd, ChildReport::Kind::setup_failed, mechanism, what, errno);
+  send_report(fd, make_report(ChildReport::Kind::setup_failed, errno, mechanism, what));
   ::_exit(kKeeperFailed);
 }
 
@@ -152,16 +136,8 @@ void make_namespaces(const KeeperArgs& a) noexcept {
 }
 
 [[noreturn]] void mount_failed(int socket, const MountFailure& mf) noexcept {
-  ChildReport r;
-  r.err = mf.err;
-  child::copy(r.mechanism, sizeof r.mechanism, "mount namespace");
-  child::copy(r.detail, sizeof r.detail, mf.step);
-  if (mf.path && *mf.path) {
-    child::append(r.detail, sizeof r.detail, " '");
-    child::append(r.detail, sizeof r.detail, mf.path);
-    child::append(r.detail, sizeof r.detail, "'");
-  }
-  send_report(socket, r);
+  send_report(socket, make_report(ChildReport::Kind::setup_failed, mf.err, "mount namespace",
+                                  mf.step, mf.path));
   ::_exit(kKeeperFailed);
 }
 
@@ -184,10 +160,10 @@ void build_tree(const KeeperArgs& a) noexcept {
   }
   MountFailure mf;
   if (!clone_sources(layout, mf) || !build_root(layout, mf)) mount_failed(socket, mf);
-  report(socket, ChildReport::Kind::built, "", "", 0);
+  send_report(socket, make_report(ChildReport::Kind::built, 0, "", ""));
   // The command's process confines itself meanwhile, and waits for this before it executes.
   if (!seal_root(layout, mf)) mount_failed(socket, mf);
-  report(socket, ChildReport::Kind::sealed, "", "", 0);
+  send_report(socket, make_report(ChildReport::Kind::sealed, 0, "", ""));
 }
 
 }  // namespace

@@ -22,25 +22,10 @@ namespace {
 constexpr int kSetupFailed = 125;
 constexpr int kExecFailed = 127;
 
-void send(int fd, const ChildReport& r) noexcept {
-  ssize_t n;
-  do n = ::write(fd, &r, sizeof r);
-  while (n < 0 && errno == EINTR);
-}
-
 [[noreturn]] void setup_failed(const ChildSpec& s, const char* mechanism, const char* what,
                                const char* path, int err) noexcept {
-  ChildReport r;
-  r.kind = ChildReport::Kind::setup_failed;
-  r.err = err;
-  child::copy(r.mechanism, sizeof r.mechanism, mechanism);
-  child::copy(r.detail, sizeof r.detail, what);
-  if (path && *path) {
-    child::append(r.detail, sizeof r.detail, " '");
-    child::append(r.detail, sizeof r.detail, path);
-    child::append(r.detail, sizeof r.detail, "'");
-  }
-  send(s.report_fd, r);
+  send_report(s.report_fd,
+              make_report(ChildReport::Kind::setup_failed, err, mechanism, what, path));
   ::_exit(kSetupFailed);
 }
 
@@ -90,13 +75,10 @@ void wait_for_keeper(const ChildSpec& s, ChildReport::Kind kind) noexcept {
   ChildReport r;
   ssize_t n = child::spin_recv(s.keeper_socket, &r, sizeof r, 400);
   if (n == static_cast<ssize_t>(sizeof r) && r.kind == kind) return;
-  if (n != static_cast<ssize_t>(sizeof r) || r.kind != ChildReport::Kind::setup_failed) {
-    r = ChildReport{};
-    r.err = ECHILD;
-    child::copy(r.mechanism, sizeof r.mechanism, "mount namespace");
-    child::copy(r.detail, sizeof r.detail, "the sandbox's keeper died while building the tree");
-  }
-  send(s.report_fd, r);
+  if (n != static_cast<ssize_t>(sizeof r) || r.kind != ChildReport::Kind::setup_failed)
+    r = make_report(ChildReport::Kind::setup_failed, ECHILD, "mount namespace",
+                    "the sandbox's keeper died while building the tree");
+  send_report(s.report_fd, r);
   ::_exit(kSetupFailed);
 }
 
@@ -138,11 +120,8 @@ void setup_stdio(const ChildSpec& s) noexcept {
     }
   }
   if (denied != nullptr && err == ENOENT) err = EACCES;
-  ChildReport r;
-  r.kind = ChildReport::Kind::exec_failed;
-  r.err = err;
-  child::copy(r.detail, sizeof r.detail, denied != nullptr ? denied : s.argv[0]);
-  send(s.report_fd, r);
+  send_report(s.report_fd, make_report(ChildReport::Kind::exec_failed, err, "",
+                                       denied != nullptr ? denied : s.argv[0]));
   ::_exit(kExecFailed);
 }
 
@@ -180,6 +159,27 @@ int command_main(void* arg) noexcept {
 }
 
 }  // namespace
+
+ChildReport make_report(ChildReport::Kind kind, int err, const char* mechanism, const char* what,
+                        const char* path) noexcept {
+  ChildReport r;
+  r.kind = kind;
+  r.err = err;
+  child::copy(r.mechanism, sizeof r.mechanism, mechanism);
+  child::copy(r.detail, sizeof r.detail, what);
+  if (path && *path) {
+    child::append(r.detail, sizeof r.detail, " '");
+    child::append(r.detail, sizeof r.detail, path);
+    child::append(r.detail, sizeof r.detail, "'");
+  }
+  return r;
+}
+
+void send_report(int fd, const ChildReport& report) noexcept {
+  ssize_t n;
+  do n = ::write(fd, &report, sizeof report);
+  while (n < 0 && errno == EINTR);
+}
 
 void run_entrant(const ChildSpec& s) noexcept {
   child::reset_signals();  // cordon's handlers must never run in here

@@ -41,6 +41,13 @@ struct ChildReport {
 };
 static_assert(sizeof(ChildReport) <= PIPE_BUF, "reports must be written atomically");
 
+/// A report of `kind`: the errno, the mechanism, and what was being done (on `path`, if any).
+ChildReport make_report(ChildReport::Kind kind, int err, const char* mechanism, const char* what,
+                        const char* path = "") noexcept;
+
+/// Writes `report` whole to a pipe or socket (retrying on EINTR).
+void send_report(int fd, const ChildReport& report) noexcept;
+
 /// Everything the command's process needs, prepared by cordon before the fork.
 struct ChildSpec {
   // namespaces and identity

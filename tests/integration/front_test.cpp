@@ -3,7 +3,11 @@
 // executable in <libexec>/cordon/cordon. Each case is run twice: with the full executable in
 // place (the command line works) and with the front end copied alone (only what it runs itself
 // works, and a hand-off is refused with CRD3014, never run some other way).
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <cerrno>
 
 #include <filesystem>
 #include <fstream>
@@ -193,4 +197,40 @@ TEST_CASE("front: without /proc it refuses to hand off, and never runs a 'cordon
   CHECK(r.err.find("CRD3014") != std::string::npos);
   CHECK(r.err.find("/proc/self/exe cannot be read") != std::string::npos);
   CHECK_FALSE(fs::exists(s / "ran"));
+}
+
+// The front end starts the landlock keeper (the sandbox's pid 1, a copy of the front end) before
+// it parses the command line. One the run does not take must be killed and reaped by cordon: a
+// run that keeps the host network (the prestarted keeper made a network namespace), a refusal,
+// a hand-off. As a subreaper, this process would inherit a keeper cordon left behind.
+TEST_CASE("front: a keeper no run takes is gone when cordon is", "[front][cli][userns]") {
+  REQUIRE(::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0);
+  itest::Scratch s;
+  std::ofstream(s / "p.toml") << kPolicy;
+  std::string policy = (s / "p.toml").string();
+  if (!itest::landlock_usable(policy)) return;
+  std::ofstream(s / "net.toml") << kPolicy << "[network]\nallow = true\n";
+  std::ofstream(s / "p.yaml") << "version: 1\nfilesystem:\n  read: host\n";
+  std::string yaml = (s / "p.yaml").string();
+  auto marker = escape::unique_marker("cordon-front-keeper");
+  auto cases = std::vector<std::vector<std::string>>{
+      // taken: the policy's network is denied, as the keeper assumed
+      {"run", "--backend", "landlock", "--policy", policy, "--", "/bin/echo", marker},
+      // not taken: the host network is kept
+      {"run", "--backend", "landlock", "--policy", (s / "net.toml").string(), "--", "/bin/echo",
+       marker},
+      // handed off: a YAML policy is read by the full executable (which takes its own keeper)
+      {"run", "--backend", "landlock", "--policy", yaml, "--", "/bin/echo", marker},
+      // refused by the front end itself: no program
+      {"run", "--backend", "landlock", "--policy", policy, marker}};
+  for (const auto& args : cases) {
+    auto r = itest::cordon(args);
+    INFO(args[3] << " " << args.back() << ": status " << r.status << "\n" << r.err);
+    if (args.size() == 8) CHECK(r.out == marker + "\n");  // the runs that get to run
+    CHECK(escape::pids_with_marker(marker).empty());
+    errno = 0;
+    CHECK(::waitpid(-1, nullptr, WNOHANG) == -1);  // no child left at all, not even a zombie
+    CHECK(errno == ECHILD);
+  }
+  ::prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0);
 }

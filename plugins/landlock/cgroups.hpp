@@ -51,7 +51,7 @@ class SandboxCgroup {
   /// v2: a directory descriptor for clone3(CLONE_INTO_CGROUP); -1 with v1.
   int clone_fd() const noexcept { return dir_fd_; }
   /// v1: write-only descriptors of each group's `tasks` file (-1 where there is no group). The
-  /// sandbox's init writes "0" to each to move itself: a single-threaded move of the caller
+  /// sandbox's entrant writes "0" to each to move itself: a single-threaded move of the caller
   /// skips the global lock that a move by pid takes (and its RCU grace period, 4-16 ms here).
   const int* task_fds() const noexcept { return task_fds_; }
   /// Peak memory of the group, when the kernel reports it.

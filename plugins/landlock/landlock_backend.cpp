@@ -1,5 +1,6 @@
 // One run, stage by stage: resolve the host paths, choose the identity, plan the tree, the
-// ruleset, the limits and the filter; start the init; supervise; report.
+// ruleset, the limits and the filter (while the keeper makes the namespaces and the tree);
+// start the command; supervise; report.
 #include "landlock_backend.hpp"
 
 #include <cordon/capabilities.hpp>
@@ -116,7 +117,8 @@ void fill_outcome(const Outcome& out, const Plan& plan, const Identity& identity
     result.signal = SIGKILL;
     result.notes.push_back("the sandbox was killed by its memory limit");
   } else {
-    result.error = Error(code::kBackendFault, "the sandbox's init ended without a report");
+    result.error =
+        Error(code::kBackendFault, "the command's process ended without a status or a report");
   }
   if (cg.memory_limit_hit && !result.timed_out)
     result.notes.push_back("the memory limit was reached");

@@ -1,5 +1,5 @@
 // The sandbox's file tree, planned before anything is mounted. Pure: from the host view to a
-// list of steps the sandbox's init carries out (mounts.cpp).
+// list of steps the sandbox's keeper carries out (mounts.cpp).
 //
 // The root is always a fresh tmpfs. Into it go: the readable and writable host paths as bind
 // mounts at their own paths (read-only unless writable), or every top-level entry of the
@@ -17,7 +17,7 @@
 
 namespace cordon::landlock {
 
-/// One mount the init makes, in order (parents before children).
+/// One mount the keeper makes, in order (parents before children).
 struct MountStep {
   enum class Kind { bind, home_tmpfs } kind = Kind::bind;
   std::string target;         ///< path inside the sandbox

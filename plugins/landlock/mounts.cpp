@@ -1,4 +1,4 @@
-// The sandbox's tree, made by its init (async-signal-safe: system calls and stack buffers).
+// The sandbox's tree, made by its keeper (async-signal-safe: system calls and stack buffers).
 #include "mounts.hpp"
 
 #include <fcntl.h>

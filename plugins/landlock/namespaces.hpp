@@ -11,7 +11,7 @@
 namespace cordon::landlock {
 
 /// Always: user, mount, pid, IPC and UTS. The network namespace is added when the network is
-/// denied; the cgroup namespace is made by the init once it is in its group.
+/// denied; the cgroup namespace is made by the command's process once it is in its group.
 inline constexpr std::uint64_t kSandboxNamespaces =
     CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS;
 

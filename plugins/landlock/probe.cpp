@@ -290,7 +290,7 @@ ProbeResult probe_result(const ProbeFacts& f) {
         f.cgroups.cpu ? f.cgroups.evidence + ": CPU quota"
                       : "no cgroup cpu controller: " + f.cgroups.evidence);
   prove(cap::limit_timeout, true,
-        "the pid namespace's init is killed at the deadline and the "
+        "the pid namespace's init (the keeper) is killed at the deadline and the "
         "kernel kills everything in the namespace with it");
   prove(cap::proc_isolate, f.fresh_proc,
         "pid namespace with a fresh /proc (the probe was pid 1 of its own /proc)" +

@@ -70,7 +70,8 @@ std::string mechanism(const RunSetup& s, std::string_view id) {
       id == cap::limit_cpu || id == cap::limit_file_size || id == cap::limit_cpu_share)
     return limit_line(s.limits, id);
   if (id == cap::limit_timeout)
-    return "the pid namespace's init is killed at the deadline; the kernel kills the rest";
+    return "the pid namespace's init (the keeper) is killed at the deadline; the kernel kills the "
+           "rest";
   if (id == cap::proc_isolate)
     return "pid namespace with a fresh /proc" +
            std::string(s.ruleset.scoped & right::scope_signal ? "; Landlock signal scope" : "");

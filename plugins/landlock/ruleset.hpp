@@ -1,5 +1,6 @@
 // Landlock: the ruleset of a run (filesystem rights, TCP ports, scopes), planned purely, built
-// by cordon for host paths and completed by the init for the sandbox's own directories.
+// by cordon for host paths and completed by the command's process for the sandbox's own
+// directories.
 #pragma once
 
 #include <cordon/policy.hpp>
@@ -62,7 +63,7 @@ struct RulesetPlan {
   std::uint64_t handled_net = 0;  ///< non-zero only when TCP ports are listed
   std::uint64_t scoped = 0;
   std::vector<PathRule> host;     ///< host paths, opened by cordon before the clone
-  std::vector<PathRule> sandbox;  ///< the sandbox's own directories, opened by its init
+  std::vector<PathRule> sandbox;  ///< the sandbox's own directories, opened in it
   std::vector<std::pair<std::uint16_t, std::uint64_t>> ports;  ///< port, rights
 };
 

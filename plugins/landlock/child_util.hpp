@@ -2,9 +2,9 @@
 // glibc bookkeeping of threads.
 #pragma once
 
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -47,26 +47,25 @@ inline void reset_signals() noexcept {
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
 }
 
-/// recv() that first polls for up to `spin_us` (yielding the CPU between tries) before it
-/// blocks. The set-up's hand-overs between cordon, the keeper and the command's process come
-/// within a fraction of a millisecond; a process that blocks lets its CPU idle, and waking an
-/// idle (virtual) CPU can cost more than the wait itself.
-inline ssize_t spin_recv(int fd, void* buf, std::size_t len, long spin_us) noexcept {
+/// How long a hand-over of the set-up (between cordon, the keeper and the command's process) is
+/// polled for before the waiter blocks. They come within a fraction of a millisecond; a process
+/// that blocks lets its CPU idle, and waking an idle (virtual) CPU can cost more than the wait.
+inline constexpr long kHandOverSpinUs = 400;
+
+/// Polls `fd` (a socket, pipe or pidfd) until it is readable or `spin_us` has passed, yielding
+/// the CPU between tries; the caller then reads (or waits) as it would have, blocking if need be.
+inline void spin_until_readable(int fd, long spin_us = kHandOverSpinUs) noexcept {
   timespec start{};
   ::clock_gettime(CLOCK_MONOTONIC, &start);
   for (;;) {
-    ssize_t n = ::recv(fd, buf, len, MSG_DONTWAIT);
-    if (n >= 0 || (errno != EAGAIN && errno != EINTR)) return n;
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, 0) != 0) return;  // readable, hung up, or an error the read will see
     timespec now{};
     ::clock_gettime(CLOCK_MONOTONIC, &now);
     long elapsed = (now.tv_sec - start.tv_sec) * 1000000L + (now.tv_nsec - start.tv_nsec) / 1000;
-    if (elapsed >= spin_us) break;
+    if (elapsed >= spin_us) return;
     ::sched_yield();
   }
-  ssize_t n;
-  do n = ::recv(fd, buf, len, 0);
-  while (n < 0 && errno == EINTR);
-  return n;
 }
 
 /// Copies `src` into `dst` (size `cap`), always terminated; truncates.

@@ -12,7 +12,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <chrono>
 #include <cstring>
 #include <mutex>
 #include <string>
@@ -25,8 +24,6 @@
 namespace cordon::landlock {
 
 namespace {
-
-constexpr long kSpinUs = 400;
 
 ChildReport died_report(const char* mechanism, const char* what) noexcept {
   return make_report(ChildReport::Kind::setup_failed, ECHILD, mechanism, what);
@@ -115,19 +112,10 @@ std::optional<ChildReport> await_keeper(Keeper& keeper) noexcept {
   msg.msg_iovlen = 1;
   msg.msg_control = control;
   msg.msg_controllen = sizeof control;
-  // Polled for a while before blocking, like every hand-over of the set-up (child_util.hpp).
-  ssize_t n = -1;
-  auto spin_until = std::chrono::steady_clock::now() + std::chrono::microseconds(kSpinUs);
-  for (;;) {
-    n = ::recvmsg(keeper.socket.get(), &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
-    if (n >= 0 || (errno != EAGAIN && errno != EINTR)) break;
-    if (std::chrono::steady_clock::now() >= spin_until) {
-      do n = ::recvmsg(keeper.socket.get(), &msg, MSG_CMSG_CLOEXEC);
-      while (n < 0 && errno == EINTR);
-      break;
-    }
-    ::sched_yield();
-  }
+  child::spin_until_readable(keeper.socket.get());
+  ssize_t n;
+  do n = ::recvmsg(keeper.socket.get(), &msg, MSG_CMSG_CLOEXEC);
+  while (n < 0 && errno == EINTR);
   int received = 0;
   for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
     if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;

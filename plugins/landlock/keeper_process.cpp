@@ -27,8 +27,6 @@ namespace cordon::landlock {
 namespace {
 
 constexpr int kKeeperFailed = 125;
-// How long the keeper polls for cordon's request before it blocks: the planning left.
-constexpr long kSpinUs = 400;
 
 [[noreturn]] void keeper_failed(int fd, const char* mechanism, const char* what) noexcept {
   send_report(fd, make_report(ChildReport::Kind::setup_failed, errno, mechanism, what));
@@ -145,7 +143,10 @@ void make_namespaces(const KeeperArgs& a) noexcept {
 void build_tree(const KeeperArgs& a) noexcept {
   int socket = a.socket;
   char go = 0;
-  ssize_t n = child::spin_recv(socket, &go, 1, kSpinUs);
+  child::spin_until_readable(socket);
+  ssize_t n;
+  do n = ::read(socket, &go, 1);
+  while (n < 0 && errno == EINTR);
   if (n != 1 || go != kBuildTree) ::_exit(kKeeperFailed);  // cordon gave up on this sandbox
   const FlatLayout& layout = *a.layout;
   if (a.root && child::drop_supplementary_groups() != 0)

@@ -7,7 +7,6 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
-#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -73,7 +72,10 @@ void detach(const ChildSpec& s) noexcept {
 // Waits for the keeper's word (`kind`); a failure of the keeper is passed on as this one's.
 void wait_for_keeper(const ChildSpec& s, ChildReport::Kind kind) noexcept {
   ChildReport r;
-  ssize_t n = child::spin_recv(s.keeper_socket, &r, sizeof r, 400);
+  child::spin_until_readable(s.keeper_socket);
+  ssize_t n;
+  do n = ::read(s.keeper_socket, &r, sizeof r);
+  while (n < 0 && errno == EINTR);
   if (n == static_cast<ssize_t>(sizeof r) && r.kind == kind) return;
   if (n != static_cast<ssize_t>(sizeof r) || r.kind != ChildReport::Kind::setup_failed)
     r = make_report(ChildReport::Kind::setup_failed, ECHILD, "mount namespace",

@@ -19,6 +19,7 @@
 #include <cstring>
 #include <memory>
 
+#include "child_util.hpp"
 #include "namespaces.hpp"
 
 namespace cordon::landlock {
@@ -328,15 +329,8 @@ void reap_keeper(Started& started, Outcome& out) noexcept {
   if (!started.keeper) return;
   send_signal(started.keeper.pidfd.get(), SIGKILL);
   rusage usage{};
-  // Polled for a while first: blocking would let this CPU idle, and waking it costs more.
-  auto spin_until = std::chrono::steady_clock::now() + std::chrono::microseconds(400);
-  pid_t got = 0;
-  while (got == 0 && std::chrono::steady_clock::now() < spin_until) {
-    got = ::wait4(started.keeper.pid, nullptr, WNOHANG, &usage);
-    if (got == 0) ::sched_yield();
-  }
-  while (got <= 0 && (got = ::wait4(started.keeper.pid, nullptr, 0, &usage)) < 0 &&
-         errno == EINTR) {
+  child::spin_until_readable(started.keeper.pidfd.get());  // readable once it has exited
+  while (::wait4(started.keeper.pid, nullptr, 0, &usage) < 0 && errno == EINTR) {
   }
   add_usage(out.usage, usage);
   started.keeper = Keeper{};

@@ -36,6 +36,13 @@ escape::Exit run(const fs::path& program, std::vector<std::string> args,
   return escape::run_process(o);
 }
 
+// True when this runs as root; else says why the case is skipped.
+bool as_root(const char* why) {
+  if (::geteuid() == 0) return true;
+  WARN("skipping: " << why);
+  return false;
+}
+
 bool handed_off(const escape::Exit& r) {
   return r.err.find("handing the command line to") != std::string::npos;
 }
@@ -153,10 +160,7 @@ TEST_CASE("front: a run that reads cordon's stdin is handed off before reading i
 
 TEST_CASE("front: as root, a workspace owner outside /etc/passwd is looked up by the full one",
           "[front][cli]") {
-  if (::geteuid() != 0) {
-    WARN("skipping: only root maps the sandbox to the workspace's owner");
-    return;
-  }
+  if (!as_root("only root maps the sandbox to the workspace's owner")) return;
   itest::Scratch s;
   std::ofstream(s / "p.toml") << kPolicy;
   std::string policy = (s / "p.toml").string();
@@ -180,10 +184,7 @@ TEST_CASE("front: as root, a workspace owner outside /etc/passwd is looked up by
 
 TEST_CASE("front: without /proc it refuses to hand off, and never runs a 'cordon' of the cwd",
           "[front][cli]") {
-  if (::geteuid() != 0) {
-    WARN("skipping: only root can unmount /proc in a mount namespace of its own");
-    return;
-  }
+  if (!as_root("only root can unmount /proc in a mount namespace of its own")) return;
   itest::Scratch s;
   // A program named like the full executable's file, where a relative name would find it.
   std::ofstream(s / "cordon") << "#!/bin/sh\ntouch " << (s / "ran").string() << "\n";

@@ -74,12 +74,12 @@ std::vector<SearchDir> build_search_path(const SearchInputs& in) {
   return out;
 }
 
-SearchInputs gather_search_inputs(const RegistryOptions& options) {
+SearchInputs gather_search_inputs(const RegistryOptions& options, bool default_dirs) {
   SearchInputs in;
   for (const auto& d : options.plugin_dirs) in.plugin_dirs.push_back(fs::absolute(d));
   if (options.use_environment)
     if (const char* env = std::getenv("CORDON_PLUGIN_PATH")) in.env_path = env;
-  if (!options.use_default_dirs) return in;
+  if (!options.use_default_dirs || !default_dirs) return in;
   auto lib = core_library_path();
   const fs::path build_plugins = CORDON_BUILD_PLUGIN_DIR;
   // A build-tree core finds the build tree's plugins; an installed one never does.

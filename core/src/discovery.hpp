@@ -23,8 +23,10 @@ struct SearchInputs {
 /// The search path in order, each directory once (lexically normalised). Pure.
 CORDON_API std::vector<SearchDir> build_search_path(const SearchInputs& in);
 
-/// Reads the environment and the core library's location for `options`.
-CORDON_API SearchInputs gather_search_inputs(const RegistryOptions& options);
+/// Reads the environment and (with `default_dirs`, and unless options.use_default_dirs is
+/// off) the core library's location for `options`.
+CORDON_API SearchInputs gather_search_inputs(const RegistryOptions& options,
+                                             bool default_dirs = true);
 
 /// "cordon-backend-<name>.so" -> "<name>"; nullopt for any other file name. Pure.
 CORDON_API std::optional<std::string> backend_name_of(const std::string& file_name);

@@ -11,10 +11,14 @@ namespace {
 
 LoadHook g_hook = nullptr;
 
+// Read once: the running image does not change, whatever happens to its file's name.
 std::filesystem::path own_executable() {
-  std::error_code ec;
-  auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  return ec ? std::filesystem::path() : self;
+  static const std::filesystem::path self = [] {
+    std::error_code ec;
+    auto path = std::filesystem::read_symlink("/proc/self/exe", ec);
+    return ec ? std::filesystem::path() : path;
+  }();
+  return self;
 }
 
 }  // namespace

@@ -50,7 +50,7 @@ bool valid_backend_name(const std::string& name) {
 }
 
 Registry::Registry(RegistryOptions options) : options_(std::move(options)) {
-  search_path_ = detail::build_search_path(detail::gather_search_inputs(options_));
+  search_path_ = detail::build_search_path(detail::gather_search_inputs(options_, false));
   if (options_.builtin_none) {
     auto slot = std::make_unique<Slot>();
     slot->entry.name = kNoneBackend;
@@ -61,6 +61,14 @@ Registry::Registry(RegistryOptions options) : options_(std::move(options)) {
     slots_.emplace(kNoneBackend, std::move(slot));
   }
   for (const auto& builtin : options_.builtins) add_builtin(builtin);
+}
+
+const std::vector<SearchDir>& Registry::search_path() const {
+  if (!default_dirs_added_) {
+    search_path_ = detail::build_search_path(detail::gather_search_inputs(options_));
+    default_dirs_added_ = true;
+  }
+  return search_path_;
 }
 
 // A plugin file in a directory the caller named comes before the install's plugins, and so
@@ -119,7 +127,7 @@ Registry::Slot* Registry::locate(const std::string& name) {
   if (scanned_ || !valid_backend_name(name)) return nullptr;
   check_named_dirs();
   Slot* found = nullptr;
-  for (const auto& dir : search_path_) {
+  for (const auto& dir : search_path()) {
     auto path = detail::plugin_in_dir(dir, name);
     if (!path) continue;
     if (found) {
@@ -162,7 +170,7 @@ void Registry::scan_all() {
   scanned_ = true;
   std::set<fs::path> warned;
   for (const auto& d : diagnostics_) warned.insert(d.path);
-  for (const auto& dir : search_path_) {
+  for (const auto& dir : search_path()) {
     auto result = detail::scan_dir(dir);
     for (auto& d : result.diagnostics)
       if (warned.insert(d.path).second) diagnostics_.push_back(std::move(d));

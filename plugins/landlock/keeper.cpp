@@ -151,9 +151,17 @@ void request_tree(Keeper& keeper, const Layout& layout, const Identity& identity
                 std::string("cannot reach the sandbox's keeper: ") + std::strerror(errno));
 }
 
+void kill_keeper(const Keeper& keeper) noexcept {
+  if (!keeper) return;
+  // Woken by the signal, it would die on this CPU, after whatever cordon does next.
+  cpu_set_t cpus;
+  if (::sched_getaffinity(0, sizeof cpus, &cpus) == 0) move_off_this_cpu(keeper.pid, cpus);
+  ::syscall(SYS_pidfd_send_signal, keeper.pidfd.get(), SIGKILL, nullptr, 0);
+}
+
 void discard_keeper(Keeper& keeper) noexcept {
   if (!keeper) return;
-  ::syscall(SYS_pidfd_send_signal, keeper.pidfd.get(), SIGKILL, nullptr, 0);
+  kill_keeper(keeper);
   while (::waitpid(keeper.pid, nullptr, 0) < 0 && errno == EINTR) {
   }
   keeper = Keeper{};

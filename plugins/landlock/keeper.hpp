@@ -62,7 +62,12 @@ std::optional<ChildReport> await_keeper(Keeper& keeper) noexcept;
 /// (CRD1003) if the layout cannot be handed over.
 void request_tree(Keeper& keeper, const Layout& layout, const Identity& identity);
 
-/// Kills the keeper, which kills every process of its namespace, and reaps it.
+/// Sends the keeper SIGKILL, which kills every process of its namespace, after moving it off
+/// the CPU cordon runs on: its death, the namespaces' teardown, then runs beside cordon's
+/// tidying up (reading and removing the cgroup) instead of after it.
+void kill_keeper(const Keeper& keeper) noexcept;
+
+/// Kills the keeper (kill_keeper) and reaps it.
 void discard_keeper(Keeper& keeper) noexcept;
 
 /// The front end's head start: starts a keeper with a network namespace (what the default

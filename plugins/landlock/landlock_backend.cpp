@@ -138,8 +138,10 @@ ProbeResult LandlockBackend::do_probe() noexcept {
     cache_file_ = probe_cache_file(context().state_dir);
     std::string fingerprint = cache_file_ ? probe_fingerprint() : std::string();
     std::chrono::system_clock::time_point proven_at;
-    auto cached = cache_file_ ? load_probe_cache(*cache_file_, fingerprint, &proven_at)
+    std::string settings;
+    auto cached = cache_file_ ? load_probe_cache(*cache_file_, fingerprint, &proven_at, &settings)
                               : std::optional<ProbeFacts>();
+    if (cached) cached_settings_ = settings;
     facts_ = cached ? *cached : gather_probe_facts(build_filter({}));
     ProbeResult result = probe_result(facts_);
     if (cached) {
@@ -151,7 +153,7 @@ ProbeResult LandlockBackend::do_probe() noexcept {
                              std::to_string(kProbeCacheTtl.count()) +
                              " min; CORDON_PROBE_CACHE=off probes every time)");
     } else if (cache_file_ && result.available && facts_.failure.empty()) {
-      store_probe_cache(*cache_file_, facts_, fingerprint);
+      store_probe_cache(*cache_file_, facts_, fingerprint, kernel_settings());
     }
     for (const auto& line : result.facts) cordon::log::debug(log(), "landlock probe: " + line);
     return result;
@@ -168,6 +170,20 @@ std::vector<Error> LandlockBackend::do_validate_settings(
     return landlock::validate_settings(settings);
   } catch (const std::exception& e) {
     return {Error(code::kBadSettings, std::string("cannot validate settings: ") + e.what())};
+  }
+}
+
+// The check is made once per process; a change drops the entry, so the next process probes.
+void LandlockBackend::check_cached_settings(RunResult& result) noexcept {
+  if (!cached_settings_ || !cache_file_ || settings_checked_.exchange(true)) return;
+  try {
+    if (kernel_settings() == *cached_settings_) return;
+    drop_probe_cache(*cache_file_);
+    result.notes.push_back(
+        "the kernel's namespace or seccomp settings changed since the cached probe; the next "
+        "cordon process probes afresh");
+  } catch (const std::exception&) {
+    drop_probe_cache(*cache_file_);
   }
 }
 
@@ -348,6 +364,7 @@ void LandlockBackend::execute(const Plan& plan, OutputSink& sink, RunResult& res
   Started started = start_command(spec, std::exchange(guard.keeper, Keeper{}),
                                   cgroup ? cgroup->clone_fd() : -1, nproc && !facts_.root);
   StartedGuard started_guard{started};
+  check_cached_settings(result);  // while the command runs
   for (auto* end : {&pipes.out.write, &pipes.err.write, &pipes.report.write, &pipes.input.read})
     end->reset();
   ParentEnds ends{std::move(pipes.out.read), std::move(pipes.err.read),

@@ -3,6 +3,7 @@
 
 #include <cordon/backend.hpp>
 
+#include <atomic>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -27,9 +28,14 @@ class LandlockBackend final : public Backend {
 
  private:
   void execute(const Plan& plan, OutputSink& sink, RunResult& result);
+  void check_cached_settings(RunResult& result) noexcept;
 
   ProbeFacts facts_;
   std::optional<std::filesystem::path> cache_file_;  ///< set by the probe; nullopt: no cache
+  /// The kernel settings a cached probe was made under, checked by the first run (which has
+  /// its command running by then) rather than before the run starts.
+  std::optional<std::string> cached_settings_;
+  std::atomic<bool> settings_checked_{false};
 };
 
 }  // namespace cordon::landlock

@@ -29,7 +29,7 @@ namespace json = boost::json;
 namespace {
 
 // Bumped whenever ProbeFacts or what the probe proves changes meaning.
-constexpr int kCacheFormat = 1;
+constexpr int kCacheFormat = 2;
 
 // A missing file reads as "-", which no existing file of these holds.
 std::string slurp(const char* path, std::size_t cap = 4096) {
@@ -97,13 +97,16 @@ bool owned_and_private(const struct stat& st, mode_t forbidden) {
 std::string probe_fingerprint() {
   utsname u{};
   ::uname(&u);
-  std::string out = "format " + std::to_string(kCacheFormat) + "\nboot " +
-                    slurp("/proc/sys/kernel/random/boot_id") + "kernel " + u.release + " " +
-                    u.version + "\nids " + std::to_string(::geteuid()) + " " +
-                    std::to_string(::getegid()) + " " + std::to_string(::getuid()) + "\nabi " +
-                    std::to_string(landlock_abi()) + "\ncgroup " + slurp("/proc/self/cgroup") +
-                    "uid_map " + slurp("/proc/self/uid_map") + "plugin " + own_file_identity() +
-                    "\n";
+  return "format " + std::to_string(kCacheFormat) + "\nboot " +
+         slurp("/proc/sys/kernel/random/boot_id") + "kernel " + u.release + " " + u.version +
+         "\nids " + std::to_string(::geteuid()) + " " + std::to_string(::getegid()) + " " +
+         std::to_string(::getuid()) + "\nabi " + std::to_string(landlock_abi()) + "\ncgroup " +
+         slurp("/proc/self/cgroup") + "uid_map " + slurp("/proc/self/uid_map") + "plugin " +
+         own_file_identity() + "\n";
+}
+
+std::string kernel_settings() {
+  std::string out;
   for (const char* sysctl :
        {"/proc/sys/kernel/unprivileged_userns_clone",
         "/proc/sys/kernel/apparmor_restrict_unprivileged_userns",
@@ -116,9 +119,11 @@ std::string probe_fingerprint() {
 }
 
 std::string encode_probe_facts(const ProbeFacts& f, const std::string& fingerprint,
-                               std::chrono::system_clock::time_point proven_at) {
+                               std::chrono::system_clock::time_point proven_at,
+                               const std::string& settings) {
   json::object o{
       {"fingerprint", fingerprint},
+      {"settings", settings},
       {"proven_at_ms",
        std::chrono::duration_cast<std::chrono::milliseconds>(proven_at.time_since_epoch()).count()},
       {"root", f.root},
@@ -140,7 +145,8 @@ std::string encode_probe_facts(const ProbeFacts& f, const std::string& fingerpri
 std::optional<ProbeFacts> decode_probe_facts(const std::string& text,
                                              const std::string& fingerprint,
                                              std::chrono::system_clock::time_point now,
-                                             std::chrono::system_clock::time_point* proven_at) {
+                                             std::chrono::system_clock::time_point* proven_at,
+                                             std::string* settings) {
   try {
     json::error_code ec;
     json::value v = json::parse(text, ec);
@@ -165,6 +171,7 @@ std::optional<ProbeFacts> decode_probe_facts(const std::string& text,
     f.cgroups = cgroups_of(o.at("cgroups").as_object());
     f.micros = o.at("micros").to_number<long>();
     if (proven_at) *proven_at = at;
+    if (settings) *settings = o.at("settings").as_string().c_str();
     return f;
   } catch (const std::exception&) {
     return std::nullopt;  // missing or mistyped member: not ours, or an older format
@@ -180,7 +187,8 @@ std::optional<fs::path> probe_cache_file(const fs::path& state_dir) {
 }
 
 std::optional<ProbeFacts> load_probe_cache(const fs::path& file, const std::string& fingerprint,
-                                           std::chrono::system_clock::time_point* proven_at) {
+                                           std::chrono::system_clock::time_point* proven_at,
+                                           std::string* settings) {
   struct stat dir {};
   if (::lstat(file.parent_path().c_str(), &dir) != 0 || !S_ISDIR(dir.st_mode) ||
       !owned_and_private(dir, 022))
@@ -193,11 +201,12 @@ std::optional<ProbeFacts> load_probe_cache(const fs::path& file, const std::stri
   std::string text(static_cast<std::size_t>(st.st_size), '\0');
   if (::read(fd.get(), text.data(), text.size()) != static_cast<ssize_t>(text.size()))
     return std::nullopt;
-  return decode_probe_facts(text, fingerprint, std::chrono::system_clock::now(), proven_at);
+  return decode_probe_facts(text, fingerprint, std::chrono::system_clock::now(), proven_at,
+                            settings);
 }
 
 void store_probe_cache(const fs::path& file, const ProbeFacts& facts,
-                       const std::string& fingerprint) {
+                       const std::string& fingerprint, const std::string& settings) {
   // The parents as the umask has them; the directory itself 0700. An existing directory is
   // used only if it is the caller's and nobody else can write it — never re-permitted.
   std::error_code ec;
@@ -208,7 +217,8 @@ void store_probe_cache(const fs::path& file, const ProbeFacts& facts,
   if (::lstat(file.parent_path().c_str(), &dir) != 0 || !S_ISDIR(dir.st_mode) ||
       !owned_and_private(dir, 022))
     return;
-  std::string text = encode_probe_facts(facts, fingerprint, std::chrono::system_clock::now());
+  std::string text =
+      encode_probe_facts(facts, fingerprint, std::chrono::system_clock::now(), settings);
   fs::path tmp = file;
   tmp += ".tmp-" + std::to_string(::getpid());
   UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));

@@ -6,7 +6,10 @@
 // the cache can get wrong is only *which* backend dispatch picks and what `backends` shows,
 // so it is kept only while nothing it depends on can have changed:
 //   - the fingerprint: boot id, kernel, effective ids, this process's cgroups and user
-//     namespace, the sysctls that gate namespaces, the Landlock ABI, and this plugin file;
+//     namespace, the Landlock ABI, and this plugin file;
+//   - the kernel settings that gate namespaces and seccomp (ten sysctls), checked by a run
+//     that used the entry once its command is running, off the start-up's path: a change
+//     drops the entry for the next process (this run does not rely on it, as said above);
 //   - an age limit (kProbeCacheTtl);
 //   - a file owned by the caller, mode 0600, in a directory only the caller can write.
 // A run that fails to set up its sandbox removes the entry, so the next one probes afresh.
@@ -25,19 +28,28 @@ namespace cordon::landlock {
 /// How long a cached probe is trusted.
 inline constexpr std::chrono::minutes kProbeCacheTtl{10};
 
-/// What the cached answer depends on, as one string (reads /proc and /sys; no side effects).
+/// What the cached answer depends on, checked before it is used, as one string (reads /proc;
+/// no side effects).
 std::string probe_fingerprint();
 
-/// Serialises facts (with the fingerprint and the time they were proven) as JSON text. Pure.
+/// The sysctls that gate namespaces and seccomp, as one string: checked after the entry is
+/// used (reads /proc/sys; no side effects).
+std::string kernel_settings();
+
+/// Serialises facts (with the fingerprint, the kernel settings and the time they were proven)
+/// as JSON text. Pure.
 std::string encode_probe_facts(const ProbeFacts& facts, const std::string& fingerprint,
-                               std::chrono::system_clock::time_point proven_at);
+                               std::chrono::system_clock::time_point proven_at,
+                               const std::string& settings = {});
 
 /// The facts in `text` if it is well formed, its fingerprint is `fingerprint` and it is younger
-/// than kProbeCacheTtl at `now`; `proven_at` gets the time of the probe. Pure.
+/// than kProbeCacheTtl at `now`; `proven_at` gets the time of the probe and `settings` the
+/// kernel settings it was made under. Pure.
 std::optional<ProbeFacts> decode_probe_facts(const std::string& text,
                                              const std::string& fingerprint,
                                              std::chrono::system_clock::time_point now,
-                                             std::chrono::system_clock::time_point* proven_at);
+                                             std::chrono::system_clock::time_point* proven_at,
+                                             std::string* settings = nullptr);
 
 /// The cache file of a backend state directory, or nullopt when caching is off
 /// (CORDON_PROBE_CACHE=off, or no state directory): probe-<hash of the file this code is in>.json,
@@ -47,12 +59,13 @@ std::optional<std::filesystem::path> probe_cache_file(const std::filesystem::pat
 /// Reads the cache; nullopt when missing, stale, foreign-owned or loosely permitted.
 std::optional<ProbeFacts> load_probe_cache(const std::filesystem::path& file,
                                            const std::string& fingerprint,
-                                           std::chrono::system_clock::time_point* proven_at);
+                                           std::chrono::system_clock::time_point* proven_at,
+                                           std::string* settings = nullptr);
 
 /// Writes the cache atomically (0600 in a 0700 directory it creates). Failures are ignored:
 /// the cache is an optimisation.
 void store_probe_cache(const std::filesystem::path& file, const ProbeFacts& facts,
-                       const std::string& fingerprint);
+                       const std::string& fingerprint, const std::string& settings = {});
 
 /// Removes the cache file, if any.
 void drop_probe_cache(const std::filesystem::path& file) noexcept;

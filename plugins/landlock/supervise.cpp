@@ -224,7 +224,7 @@ Started start_command(ChildSpec spec, Keeper keeper, int cgroup_fd, bool counts_
 // The keeper's death kills every process of its namespace; it cannot finish dying before the
 // command's process, cordon's child, is reaped.
 void abandon(Started& started) noexcept {
-  if (started.keeper) send_signal(started.keeper.pidfd.get(), SIGKILL);
+  kill_keeper(started.keeper);
   while (started.pid > 0 && ::waitpid(started.pid, nullptr, 0) < 0 && errno == EINTR) {
   }
   started.pid = -1;
@@ -262,7 +262,7 @@ Outcome supervise(Started& started, ParentEnds& ends, const std::optional<std::s
   int keeper = started.keeper.pidfd.get();
   // Whatever the command left behind dies with the keeper once the command has exited.
   auto kill_sandbox = [&] {
-    if (!killed) send_signal(keeper, SIGKILL);
+    if (!killed) kill_keeper(started.keeper);
     killed = true;
   };
   int wake = stop ? stop->wake_fd() : -1;

@@ -103,8 +103,10 @@ class CORDON_API Registry {
   Registry(const Registry&) = delete;
   Registry& operator=(const Registry&) = delete;
 
-  /// The directories searched, in order (duplicates removed).
-  const std::vector<SearchDir>& search_path() const { return search_path_; }
+  /// The directories searched, in order (duplicates removed). Those beside the core library
+  /// and the install's are located at first need: a run of a built-in backend never needs
+  /// them, and finding the core library costs a dozen system calls.
+  const std::vector<SearchDir>& search_path() const;
 
   /// Every backend name (built-in and plugin files on the path), sorted; loads no plugin.
   std::vector<std::string> names();
@@ -147,7 +149,8 @@ class CORDON_API Registry {
   bool named_dirs_hold(const std::string& name) const;
 
   RegistryOptions options_;
-  std::vector<SearchDir> search_path_;
+  mutable std::vector<SearchDir> search_path_;  ///< the named directories until search_path()
+  mutable bool default_dirs_added_ = false;
   std::map<std::string, std::unique_ptr<Slot>> slots_;
   std::vector<Diagnostic> diagnostics_;
   bool scanned_ = false;

@@ -78,9 +78,57 @@ TEST_CASE("probe cache: another fingerprint, age or shape is not trusted", "[pro
 TEST_CASE("probe cache: the fingerprint names what the answer depends on", "[probe-cache]") {
   auto fp = probe_fingerprint();
   CHECK(fp == probe_fingerprint());
-  for (const char* part : {"boot ", "kernel ", "ids ", "abi ", "cgroup ", "plugin ",
-                           "/proc/sys/user/max_user_namespaces"})
+  for (const char* part : {"boot ", "kernel ", "ids ", "abi ", "cgroup ", "plugin "})
     CHECK(fp.find(part) != std::string::npos);
+  auto settings = kernel_settings();
+  CHECK(settings == kernel_settings());
+  for (const char* part : {"/proc/sys/user/max_user_namespaces",
+                           "/proc/sys/kernel/apparmor_restrict_unprivileged_userns",
+                           "/proc/sys/kernel/seccomp/actions_avail"})
+    CHECK(settings.find(part) != std::string::npos);
+}
+
+TEST_CASE("probe cache: the kernel settings are kept with the facts", "[probe-cache]") {
+  auto now = std::chrono::system_clock::now();
+  auto text = encode_probe_facts(sample_facts(), "fp", now, "max 5\n");
+  std::string settings;
+  REQUIRE(decode_probe_facts(text, "fp", now + 1s, nullptr, &settings));
+  CHECK(settings == "max 5\n");
+}
+
+TEST_CASE("probe cache: an entry made under other kernel settings is dropped by the run",
+          "[probe-cache][userns]") {
+  if (!sandbox_available()) return;
+  StateDir s;
+  LandlockBackend prover(BackendContext{"landlock", nullptr, s.backend()});
+  REQUIRE(prover.probe().available);
+  auto fp = probe_fingerprint();
+  std::string settings;
+  auto facts = load_probe_cache(s.file(), fp, nullptr, &settings);
+  REQUIRE(facts);
+  CHECK(settings == kernel_settings());
+  // An entry whose settings match is kept by a run.
+  TempDir ws;
+  auto policy = base_policy(ws.path(), "/nonexistent-home");
+  {
+    LandlockBackend kept(BackendContext{"landlock", nullptr, s.backend()});
+    REQUIRE(from_cache(kept.probe()));
+    CaptureSink sink;
+    auto r = kept.run(make_plan(policy, ws.path(), {"/bin/true"}), sink);
+    CHECK_FALSE(r.error);
+    CHECK(std::filesystem::exists(s.file()));
+  }
+  store_probe_cache(s.file(), *facts, fp, "/proc/sys/user/max_user_namespaces 0\n");
+  LandlockBackend stale(BackendContext{"landlock", nullptr, s.backend()});
+  REQUIRE(from_cache(stale.probe()));
+  CaptureSink sink;
+  auto r = stale.run(make_plan(policy, ws.path(), {"/bin/echo", "ran"}), sink);
+  CHECK_FALSE(r.error);  // the run itself proves what it uses
+  CHECK(sink.out == "ran\n");
+  CHECK_FALSE(std::filesystem::exists(s.file()));
+  bool noted = false;
+  for (const auto& n : r.notes) noted = noted || n.find("settings changed") != std::string::npos;
+  CHECK(noted);
 }
 
 TEST_CASE("probe cache: only a private file of the caller is read", "[probe-cache]") {

@@ -2,6 +2,7 @@
 // each link checked on its own, then merged base first.
 #include <cordon/policy_loader.hpp>
 
+#include "policy_compiled.hpp"
 #include "policy_extends.hpp"
 #include "policy_keys.hpp"
 #include "policy_parse.hpp"
@@ -14,6 +15,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <optional>
 
 namespace cordon::detail {
 
@@ -144,15 +146,17 @@ Document document_from_preset(const std::string& name) {
   std::lock_guard lock(mutex);
   auto it = parsed.find(name);
   if (it == parsed.end()) {
-    auto text = preset_text(name);
-    if (!text)
-      throw Error(code::kUnknownPreset, "unknown preset '" + name + "'",
-                  "presets: " + join(preset_names(), ", "));
     const std::string source = "preset:" + name;
-    it = parsed
-             .emplace(name,
-                      Document{parse_policy_text(*text, Format::toml, source), source, source, {}})
-             .first;
+    // Compiled at build time; parsed only if a preset were ever left out of the compilation.
+    std::optional<Node> root = compiled_preset(name);
+    if (!root) {
+      auto text = preset_text(name);
+      if (!text)
+        throw Error(code::kUnknownPreset, "unknown preset '" + name + "'",
+                    "presets: " + join(preset_names(), ", "));
+      root = parse_policy_text(*text, Format::toml, source);
+    }
+    it = parsed.emplace(name, Document{std::move(*root), source, source, {}}).first;
   }
   return it->second;
 }

@@ -47,7 +47,8 @@ Node parse_yaml(std::string_view text, const std::shared_ptr<const std::string>&
 /// schema. Throws Error CRD2002 for other tags, CRD2005 for an integer out of range.
 Node resolve_yaml_scalar(const std::string& tag, const std::string& text, Mark where);
 
-/// check_input, then the parser for `format`: the whole way from text to tree.
-Node parse_policy_text(std::string_view text, Format format, const std::string& name);
+/// check_input, then the parser for `format`: the whole way from text to tree. (Exported for
+/// the tests of the compiled presets.)
+CORDON_API Node parse_policy_text(std::string_view text, Format format, const std::string& name);
 
 }  // namespace cordon::detail

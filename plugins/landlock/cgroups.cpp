@@ -323,11 +323,16 @@ bool SandboxCgroup::memory_limit_hit() const {
       if ((key == "oom_kill" || key == "max") && value > 0) return true;
     return false;
   }
-  // v1 charges memory+swap first: with both limits equal, memsw may be the one that fails.
+  // v1 charges memory+swap first: with both limits equal, memsw may be the one that fails. A
+  // v1 group's OOM killer runs only when a charge fails, which these counters count: with
+  // both at zero, memory.oom_control has nothing to add.
+  bool counted = false;
   for (const char* counter : {"/memory.failcnt", "/memory.memsw.failcnt"}) {
     std::string failcnt = read_text_or_empty(memory_ + counter);
     if (!failcnt.empty() && failcnt != "0\n" && failcnt != "0") return true;
+    counted = counted || !failcnt.empty();
   }
+  if (counted) return false;
   std::istringstream in(read_text_or_empty(memory_ + "/memory.oom_control"));
   std::string key;
   std::uint64_t value = 0;

@@ -44,15 +44,19 @@ std::string normal(const std::string& path) {
 // The canonical form of an existing path: the path itself when it has no symlink (then the
 // readlink of /proc/self/fd, the costliest step of a resolution, is not needed), else what an
 // O_PATH descriptor of it names (three system calls, where resolving component by component
-// costs one per component).
-std::optional<HostPath> existing(const std::string& path) {
+// costs one per component). `via_symlink`, when given, tells which of the two it was.
+std::optional<HostPath> existing(const std::string& path, bool* via_symlink = nullptr) {
+  if (via_symlink) *via_symlink = false;
   if (UniqueFd direct{open_without_symlinks(path)}) {
     struct stat st {};
     if (::fstat(direct.get(), &st) != 0) return std::nullopt;
     return HostPath{normal(path), S_ISDIR(st.st_mode)};
   }
+  // Missing (or not a directory on the way) without a symlink met: no other lookup finds it.
+  if (errno == ENOENT || errno == ENOTDIR) return std::nullopt;
   UniqueFd fd(::open(path.c_str(), O_PATH | O_CLOEXEC));
   if (!fd) return std::nullopt;
+  if (via_symlink) *via_symlink = true;
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) return std::nullopt;
   char link[32];
@@ -70,15 +74,15 @@ std::optional<HostPath> existing(const std::string& path) {
 // Records every symlink among the components of `lexical` (e.g. /bin -> usr/bin).
 void collect_links(const std::string& lexical, HostView& view) {
   fs::path prefix;
+  char target[PATH_MAX];
   for (const auto& part : fs::path(lexical)) {
     prefix /= part;
-    struct stat st {};
-    if (prefix == "/" || ::lstat(prefix.c_str(), &st) != 0) continue;
-    if (!S_ISLNK(st.st_mode)) continue;
-    std::error_code ec;
-    auto target = fs::read_symlink(prefix, ec);
-    if (ec) continue;
-    std::pair<std::string, std::string> link{prefix.string(), target.string()};
+    if (prefix == "/") continue;
+    // One call per component: readlink fails (EINVAL) on anything but a symlink.
+    ssize_t n = ::readlink(prefix.c_str(), target, sizeof target);
+    if (n <= 0 || n == static_cast<ssize_t>(sizeof target)) continue;
+    std::pair<std::string, std::string> link{prefix.string(),
+                                             std::string(target, static_cast<std::size_t>(n))};
     if (std::find(view.links.begin(), view.links.end(), link) == view.links.end())
       view.links.push_back(link);
   }
@@ -88,12 +92,13 @@ void add_paths(const std::vector<std::string>& given, const char* what, std::vec
                HostView& view, const std::vector<std::string>& writable_bases) {
   for (const auto& p : given) {
     refuse_planted_symlink(fs::path(p).lexically_normal().string(), writable_bases);
-    auto found = existing(p);
+    bool via_symlink = false;
+    auto found = existing(p, &via_symlink);
     if (!found) {
       view.notes.push_back(std::string(what) + " path '" + p + "' does not exist: skipped");
       continue;
     }
-    collect_links(p, view);
+    if (via_symlink) collect_links(p, view);
     if (std::find(out.begin(), out.end(), *found) == out.end()) out.push_back(*found);
   }
 }
@@ -194,8 +199,6 @@ std::optional<HostPath> resolver_file(const std::string& conf, bool read_host,
 std::vector<std::string> resolve_program(const std::string& name, const std::string& search) {
   std::vector<std::string> files;
   auto consider = [&files](const std::string& candidate) {
-    struct stat st {};
-    if (::stat(candidate.c_str(), &st) != 0 || S_ISDIR(st.st_mode)) return;
     auto found = existing(candidate);
     if (found && !found->dir && std::find(files.begin(), files.end(), found->path) == files.end())
       files.push_back(found->path);
@@ -255,13 +258,14 @@ std::string interpreter_of(const std::string& file) {
 HostView gather_host_view(const Plan& plan) {
   HostView view;
   const auto& fsys = plan.policy.filesystem;
-  auto ws = existing(plan.workspace.string());
+  bool ws_via_symlink = false;
+  auto ws = existing(plan.workspace.string(), &ws_via_symlink);
   if (!ws || !ws->dir)
     throw Error(code::kBadArgument,
                 "workspace '" + plan.workspace.string() + "' is not an existing directory",
                 "create it or pass another --workspace");
   view.workspace = *ws;
-  collect_links(plan.workspace.string(), view);
+  if (ws_via_symlink) collect_links(plan.workspace.string(), view);
   view.read_host = fsys.read_host || std::any_of(fsys.read.begin(), fsys.read.end(), is_root);
   if (auto home = existing(plan.host_home.string()); home && home->dir) {
     view.home = home->path;

@@ -160,7 +160,10 @@ void build_tree(const KeeperArgs& a) noexcept {
     keeper_failed(socket, "user namespace", "cannot take the sandbox's file-system ids");
   }
   MountFailure mf;
-  if (!clone_sources(layout, mf) || !build_root(layout, mf)) mount_failed(socket, mf);
+  if (!clone_sources(layout, mf) || !enter_root(layout, mf)) mount_failed(socket, mf);
+  // The entrant joins the mount namespace now, and loads the seccomp filter meanwhile.
+  send_report(socket, make_report(ChildReport::Kind::pivoted, 0, "", ""));
+  if (!build_root(layout, mf)) mount_failed(socket, mf);
   send_report(socket, make_report(ChildReport::Kind::built, 0, "", ""));
   // The command's process confines itself meanwhile, and waits for this before it executes.
   if (!seal_root(layout, mf)) mount_failed(socket, mf);

@@ -289,6 +289,7 @@ ChildSpec make_spec(const Prepared& p, ChildData& d, const Pipes& pipes, int rul
   spec.gid = p.identity.gid;
   spec.drop_groups = p.identity.parent_writes_maps;
   spec.keeper_socket = keeper.socket.get();
+  spec.filter_in_entrant = !program.no_subprocess;
   spec.workspace = p.layout.workspace.c_str();
   spec.ruleset_fd = ruleset_fd;
   spec.ruleset = &p.rules;

@@ -241,9 +241,13 @@ bool clone_sources(const FlatLayout& layout, MountFailure& f) noexcept {
   return true;
 }
 
+bool enter_root(const FlatLayout& layout, MountFailure& f) noexcept {
+  ::umask(0);
+  return mount_root_tmpfs(layout, f);
+}
+
 bool build_root(const FlatLayout& layout, MountFailure& f) noexcept {
   ::umask(0);
-  if (!mount_root_tmpfs(layout, f)) return false;
   if (layout.private_tmp && ::mkdir("/tmp", 01777) != 0) return fail(f, "mkdir", "/tmp");
   if (!make_dev(layout, f)) return false;
   if (::mkdir("/proc", 0555) != 0) return fail(f, "mkdir", "/proc");

@@ -21,13 +21,16 @@ bool make_private(MountFailure& failure) noexcept;
 /// detached trees, kept in layout.trees.
 bool clone_sources(const FlatLayout& layout, MountFailure& failure) noexcept;
 
-/// Phase 2: builds the new root on a tmpfs, attaches the trees, makes /dev, /proc, /tmp, HOME
-/// and the symlinks, and switches root (the host's root stays at /.old). Files created here
-/// must belong to the sandbox's identity (the file-system ids are its). The caller must be in
-/// the pid namespace the fresh /proc is for.
+/// Phase 2: mounts the new root, a tmpfs, and switches to it (the host's root stays at
+/// /.old). From then on the mount namespace can be joined: its root is the new one.
+bool enter_root(const FlatLayout& layout, MountFailure& failure) noexcept;
+
+/// Phase 3: attaches the trees in the new root and makes /dev, /proc, /tmp, HOME and the
+/// symlinks. Files created here must belong to the sandbox's identity (the file-system ids
+/// are its). The caller must be in the pid namespace the fresh /proc is for.
 bool build_root(const FlatLayout& layout, MountFailure& failure) noexcept;
 
-/// Phase 3: masks the blocked paths and detaches the host's root. Until it is done, nothing
+/// Phase 4: masks the blocked paths and detaches the host's root. Until it is done, nothing
 /// untrusted may run in the tree.
 bool seal_root(const FlatLayout& layout, MountFailure& failure) noexcept;
 

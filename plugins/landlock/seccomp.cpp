@@ -22,7 +22,8 @@ const std::vector<std::string>& denied_syscalls() {
 
 SeccompProgram build_filter(const FilterOptions& options) noexcept {
   return SeccompProgram{
-      bpfgen::kPrograms[bpfgen::program_index(options.no_subprocess, options.inet_stream_only)]};
+      bpfgen::kPrograms[bpfgen::program_index(options.no_subprocess, options.inet_stream_only)],
+      options.no_subprocess};
 }
 
 int load_filter(const SeccompProgram& program) noexcept {

@@ -20,13 +20,15 @@ struct FilterOptions {
 /// A compiled filter; the instructions are static data.
 struct SeccompProgram {
   std::span<const sock_filter> code;
+  bool no_subprocess = false;  ///< it refuses new processes (FilterOptions::no_subprocess)
 };
 
 /// The filter variant `options`, compiled at build time for the native architecture; any other
 /// architecture (i386, x32) is killed.
 SeccompProgram build_filter(const FilterOptions& options) noexcept;
 
-/// Child side: loads `program` on the calling thread (no_new_privs must be set). 0 or -errno.
+/// Child side: loads `program` on the calling thread (no_new_privs must be set, or the thread
+/// must hold CAP_SYS_ADMIN in its user namespace). 0 or -errno.
 int load_filter(const SeccompProgram& program) noexcept;
 
 /// The system calls the filter denies with EPERM, for the README and the report.

@@ -62,10 +62,8 @@ void become(const ChildSpec& s) noexcept {
   if (::poll(&p, 1, 0) > 0 && (p.revents & POLLERR)) ::_exit(kSetupFailed);
 }
 
-// Before the tree is there: the cgroup namespace and a session of its own.
+// Before the tree is there: a session of its own.
 void detach(const ChildSpec& s) noexcept {
-  // The keeper's cgroup namespace is cordon's; this one is rooted at the sandbox's group.
-  if (::unshare(CLONE_NEWCGROUP) != 0) setup_failed(s, "cgroup namespace", "unshare", "", errno);
   if (::setsid() < 0) setup_failed(s, "pid namespace", "setsid", "", errno);
 }
 
@@ -84,11 +82,13 @@ void wait_for_keeper(const ChildSpec& s, ChildReport::Kind kind) noexcept {
   ::_exit(kSetupFailed);
 }
 
-// Once the tree is built, joins the mount namespace, whose root it now is. (Joined earlier,
-// the keeper's pivot_root could miss this process while it joined, and leave it in the host's
-// detached tree.)
-void wait_for_tree(const ChildSpec& s) noexcept {
-  wait_for_keeper(s, ChildReport::Kind::built);
+// The entrant's part of the namespaces, once it is in the keeper's others: a cgroup namespace
+// rooted at the sandbox's group (the keeper's is cordon's), and the mount namespace once the
+// new root is its root. (Joined earlier, the keeper's pivot_root could miss this process while
+// it joined, and leave it in the host's detached tree.)
+void join_tree(const ChildSpec& s) noexcept {
+  if (::unshare(CLONE_NEWCGROUP) != 0) setup_failed(s, "cgroup namespace", "unshare", "", errno);
+  wait_for_keeper(s, ChildReport::Kind::pivoted);
   if (::setns(s.mnt_ns_fd, CLONE_NEWNS) != 0)
     setup_failed(s, "mount namespace", "cannot join the sandbox's", "", errno);
 }
@@ -132,7 +132,7 @@ int command_main(void* arg) noexcept {
   become(s);
   detach(s);
   setup_stdio(s);
-  wait_for_tree(s);
+  wait_for_keeper(s, ChildReport::Kind::built);
   enter_tree(s);
   std::size_t failed_limit = 0;
   if (int err = apply_rlimits(*s.rlimits, &failed_limit); err != 0)
@@ -144,7 +144,8 @@ int command_main(void* arg) noexcept {
   if (int err = drop_capabilities(); err != 0) setup_failed(s, "capabilities", "capset", "", -err);
   if (::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) != 0)
     setup_failed(s, "spawn", "close_range", "", errno);
-  if (int err = load_filter(*s.filter); err != 0) setup_failed(s, "seccomp", "load", "", -err);
+  if (!s.filter_in_entrant)
+    if (int err = load_filter(*s.filter); err != 0) setup_failed(s, "seccomp", "load", "", -err);
   // Blocked paths masked and the host's root gone: only now may the command run, from its
   // workspace (entered only now, so that it cannot hold a directory a mask then hides).
   wait_for_keeper(s, ChildReport::Kind::sealed);
@@ -190,6 +191,9 @@ void run_entrant(const ChildSpec& s) noexcept {
   for (int i = 0; i < s.ns_count; ++i)
     if (::setns(s.ns_fds[i], s.ns_types[i]) != 0)
       setup_failed(s, "namespaces", "cannot join the keeper's namespaces", "", errno);
+  join_tree(s);
+  if (s.filter_in_entrant)
+    if (int err = load_filter(*s.filter); err != 0) setup_failed(s, "seccomp", "load", "", -err);
   // Sharing cordon's memory, this process waits until the command has been executed (or has
   // failed); with memory of its own, it leaves that to the command's process.
   int wait = s.reaped_fd < 0 ? CLONE_VFORK : 0;

@@ -24,15 +24,16 @@ namespace cordon::landlock {
 
 /// A record on the report pipe.
 struct ChildReport {
-  /// started: the keeper has made its namespaces and can be joined; built: it has built the
-  /// sandbox's file tree in them; sealed: it has masked the blocked paths and detached the
-  /// host's root from it.
+  /// started: the keeper has made its namespaces and can be joined; pivoted: the new root is
+  /// the mount namespace's root (it can be joined); built: the sandbox's file tree is complete;
+  /// sealed: the blocked paths are masked and the host's root is detached from it.
   enum class Kind : std::uint32_t {
     setup_failed = 1,
     exec_failed = 2,
     started = 4,
     built = 5,
-    sealed = 6
+    sealed = 6,
+    pivoted = 7
   };
   Kind kind = Kind::setup_failed;
   std::int32_t err = 0;     ///< errno of the failure
@@ -84,6 +85,11 @@ struct ChildSpec {
   /// descriptor before it executes the command, until cordon has reaped the entrant: the
   /// entrant counts in the namespace's RLIMIT_NPROC until then.
   int reaped_fd = -1;
+  /// The entrant loads the seccomp filter, which the command's process inherits: loading one
+  /// takes ~0.1 ms, which the entrant spends while the keeper builds the tree. Only when the
+  /// filter lets it start the command's process (it refuses new processes when the policy
+  /// does); else the command's process loads it.
+  bool filter_in_entrant = false;
 };
 
 /// The entrant: joins the v1 groups and the keeper's namespaces, starts the command's process

@@ -14,6 +14,7 @@
 #include <cordon/log.hpp>
 #include <cordon/user_db.hpp>
 
+#include <malloc.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -105,6 +106,9 @@ std::unique_ptr<cordon::Backend> make_landlock(const cordon::BackendContext& con
 
 int main(int argc, char** argv) {
   g_argv = argv;
+  // Freed memory stays mapped until the exit: giving it back (brk) would make the kernel
+  // interrupt the CPU the sandbox's processes ran on, which share this memory until they exec.
+  ::mallopt(M_TRIM_THRESHOLD, 256 << 20);
   if (!stays_here(argc, argv)) hand_off();
   // The sandbox's namespaces are made on the other core while the command line is parsed and
   // the run planned (plugins/landlock/keeper.hpp).

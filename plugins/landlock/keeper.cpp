@@ -29,6 +29,24 @@ ChildReport died_report(const char* mechanism, const char* what) noexcept {
   return make_report(ChildReport::Kind::setup_failed, ECHILD, mechanism, what);
 }
 
+// One arena kept from a reaped keeper for the next: unmapping it would interrupt the other CPUs
+// (the command's process ran there on this memory) to flush their TLBs. Defined before g_slot,
+// whose destructor recycles one.
+std::mutex g_arena_mutex;
+std::unique_ptr<SharedArena> g_spare_arena;
+
+std::unique_ptr<SharedArena> take_arena() {
+  {
+    std::lock_guard lock(g_arena_mutex);
+    if (g_spare_arena) {
+      g_spare_arena->reset();
+      return std::move(g_spare_arena);
+    }
+  }
+  // Big enough for a tree of thousands of paths; only the pages written are used.
+  return std::make_unique<SharedArena>(1 << 20);
+}
+
 // The front end's prestarted keeper; one nobody took is discarded at exit.
 struct Slot {
   std::mutex mutex;
@@ -50,6 +68,11 @@ void move_off_this_cpu(pid_t pid, const cpu_set_t& all) noexcept {
 
 }  // namespace
 
+void recycle_arena(Keeper& keeper) noexcept {
+  std::lock_guard lock(g_arena_mutex);
+  if (!g_spare_arena) g_spare_arena = std::move(keeper.arena);
+}
+
 int keeper_namespaces(bool network) noexcept {
   return CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | (network ? CLONE_NEWNET : 0);
 }
@@ -60,8 +83,7 @@ Keeper start_keeper(bool network) {
     throw Error(code::kIsolationFailed,
                 std::string("cannot create a socket pair: ") + std::strerror(errno));
   Pipe ready{UniqueFd(pair[0]), UniqueFd(pair[1])};
-  // Big enough for a tree of thousands of paths; only the pages written are used.
-  auto arena = std::make_unique<SharedArena>(1 << 20);
+  auto arena = take_arena();
   Identity self;
   self.uid = ::geteuid();
   self.gid = ::getegid();
@@ -164,6 +186,7 @@ void discard_keeper(Keeper& keeper) noexcept {
   kill_keeper(keeper);
   while (::waitpid(keeper.pid, nullptr, 0) < 0 && errno == EINTR) {
   }
+  recycle_arena(keeper);
   keeper = Keeper{};
 }
 

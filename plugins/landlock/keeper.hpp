@@ -67,6 +67,10 @@ void request_tree(Keeper& keeper, const Layout& layout, const Identity& identity
 /// tidying up (reading and removing the cgroup) instead of after it.
 void kill_keeper(const Keeper& keeper) noexcept;
 
+/// Keeps the shared arena of a reaped keeper for the next keeper (one at most): unmapping it
+/// would make the kernel interrupt the other CPUs to flush their TLBs.
+void recycle_arena(Keeper& keeper) noexcept;
+
 /// Kills the keeper (kill_keeper) and reaps it.
 void discard_keeper(Keeper& keeper) noexcept;
 

@@ -344,12 +344,19 @@ void LandlockBackend::execute(const Plan& plan, OutputSink& sink, RunResult& res
   if (auto failed = await_keeper(guard.keeper)) throw setup_error(*failed, p.identity);
   write_maps(guard.keeper, data, p.identity);
   request_tree(guard.keeper, p.layout, p.identity);
-  UniqueFd ruleset = create_ruleset(p.rules);
   const SeccompProgram program = build_filter({!plan.policy.process.allow_subprocess, p.ports});
   std::unique_ptr<SandboxCgroup> cgroup;
   if (!p.limits.cgroup.empty())
     cgroup = std::make_unique<SandboxCgroup>(facts_.cgroups, p.limits.cgroup);
   Pipes pipes(plan.stdin_data.has_value());
+  ChildSpec spec = make_spec(p, data, pipes, -1, program, cgroup.get(), guard.keeper);
+  bool nproc = std::any_of(p.limits.rlimits.begin(), p.limits.rlimits.end(),
+                           [](const RlimitSpec& r) { return r.resource == RLIMIT_NPROC; });
+  // The entrant joins the namespaces and loads the filter while the rest is made; the command's
+  // process sets itself up while the tree is finished, and waits for it.
+  Launch launch(spec, cgroup ? cgroup->clone_fd() : -1, nproc && !facts_.root);
+  UniqueFd ruleset = create_ruleset(p.rules);
+  spec.ruleset_fd = ruleset.get();
   result.report =
       enforcement_report({plan, p.view, p.layout, p.rules, p.limits, p.identity, fresh_net});
   if (plan.deadline && std::chrono::steady_clock::now() >= *plan.deadline) {
@@ -358,12 +365,7 @@ void LandlockBackend::execute(const Plan& plan, OutputSink& sink, RunResult& res
     for (auto& note : p.view.notes) result.notes.push_back(note);
     return;
   }
-  // The command's process sets itself up while the tree is finished, and waits for it.
-  ChildSpec spec = make_spec(p, data, pipes, ruleset.get(), program, cgroup.get(), guard.keeper);
-  bool nproc = std::any_of(p.limits.rlimits.begin(), p.limits.rlimits.end(),
-                           [](const RlimitSpec& r) { return r.resource == RLIMIT_NPROC; });
-  Started started = start_command(spec, std::exchange(guard.keeper, Keeper{}),
-                                  cgroup ? cgroup->clone_fd() : -1, nproc && !facts_.root);
+  Started started = launch.start(std::exchange(guard.keeper, Keeper{}));
   StartedGuard started_guard{started};
   check_cached_settings(result);  // while the command runs
   for (auto* end : {&pipes.out.write, &pipes.err.write, &pipes.report.write, &pipes.input.read})

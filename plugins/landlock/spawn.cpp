@@ -93,6 +93,16 @@ void join_tree(const ChildSpec& s) noexcept {
     setup_failed(s, "mount namespace", "cannot join the sandbox's", "", errno);
 }
 
+// The early entrant waits until cordon has finished the set-up the command's process needs.
+void wait_to_proceed(const ChildSpec& s) noexcept {
+  child::spin_until_readable(s.proceed_fd);
+  char go = 0;
+  ssize_t n;
+  do n = ::read(s.proceed_fd, &go, 1);
+  while (n < 0 && errno == EINTR);
+  if (n != 1) ::_exit(0);  // cordon gave up on this sandbox
+}
+
 void enter_tree(const ChildSpec& s) noexcept {
   const char* failed = "";
   if (int err = add_sandbox_rules(s.ruleset_fd, *s.ruleset, &failed); err != 0)
@@ -129,6 +139,9 @@ void setup_stdio(const ChildSpec& s) noexcept {
 
 int command_main(void* arg) noexcept {
   const auto& s = *static_cast<const ChildSpec*>(arg);
+  // Cordon's end of the report pipe: with it gone, a failed write of a report, or become()'s
+  // poll, tells that cordon died.
+  ::close(s.report_peer_fd);
   become(s);
   detach(s);
   setup_stdio(s);
@@ -186,7 +199,14 @@ void send_report(int fd, const ChildReport& report) noexcept {
 
 void run_entrant(const ChildSpec& s) noexcept {
   child::reset_signals();  // cordon's handlers must never run in here
-  ::close(s.report_peer_fd);
+  if (s.proceed_fd < 0) {
+    ::close(s.report_peer_fd);  // its own descriptor table: no reader but cordon
+  } else {
+    // Sharing cordon's descriptors, it would never read end-of-file on proceed_fd once cordon
+    // is gone.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+    if (::getppid() != s.cordon_pid) ::_exit(0);
+  }
   join_cgroups(s);
   for (int i = 0; i < s.ns_count; ++i)
     if (::setns(s.ns_fds[i], s.ns_types[i]) != 0)
@@ -194,6 +214,7 @@ void run_entrant(const ChildSpec& s) noexcept {
   join_tree(s);
   if (s.filter_in_entrant)
     if (int err = load_filter(*s.filter); err != 0) setup_failed(s, "seccomp", "load", "", -err);
+  if (s.proceed_fd >= 0) wait_to_proceed(s);
   // Sharing cordon's memory, this process waits until the command has been executed (or has
   // failed); with memory of its own, it leaves that to the command's process.
   int wait = s.reaped_fd < 0 ? CLONE_VFORK : 0;

@@ -76,7 +76,7 @@ struct ChildSpec {
   int stdout_fd = -1;
   int stderr_fd = -1;
   int report_fd = -1;            ///< close-on-exec: cordon reads end-of-file once the command runs
-  int report_peer_fd = -1;       ///< cordon's end of that pipe, closed in the entrant at once
+  int report_peer_fd = -1;       ///< cordon's end of that pipe, closed by the command's process
   pid_t* command_pid = nullptr;  ///< shared with cordon: the entrant puts the command's pid here
   char* stack = nullptr;         ///< for the command's process (it shares the entrant's memory)
   std::size_t stack_size = 0;
@@ -90,6 +90,11 @@ struct ChildSpec {
   /// filter lets it start the command's process (it refuses new processes when the policy
   /// does); else the command's process loads it.
   bool filter_in_entrant = false;
+  /// >= 0: the entrant shares cordon's descriptor table and was started before the set-up was
+  /// complete (launch.hpp); it reads a byte here before it starts the command's process (end of
+  /// file: cordon gave up).
+  int proceed_fd = -1;
+  pid_t cordon_pid = -1;  ///< with proceed_fd: the entrant dies with cordon (it is its parent)
 };
 
 /// The entrant: joins the v1 groups and the keeper's namespaces, starts the command's process

@@ -24,10 +24,6 @@
 
 namespace cordon::landlock {
 
-namespace {
-constexpr std::size_t kStack = 64 * 1024;
-}  // namespace
-
 Pipe make_pipe() {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0)
@@ -127,109 +123,6 @@ void feed(UniqueFd& fd, const std::string& input, std::size_t& written) {
 }
 
 }  // namespace
-
-namespace {
-
-int entrant_entry(void* spec) { run_entrant(*static_cast<const ChildSpec*>(spec)); }
-
-// The entrant. Where it can, it shares cordon's memory and suspends this thread until it exits
-// (vfork), as posix_spawn does: no page tables are copied and no page is copied on write.
-// Signals stay blocked until it has reset their handlers, which would otherwise run on
-// cordon's memory; the identity change of the command's process makes the shared memory
-// non-dumpable, which is undone once it has executed. It is forked instead to be cloned into a
-// v2 cgroup, or when spec.reaped_fd is set.
-pid_t start_entrant(const ChildSpec& spec, int cgroup_fd) {
-  if (cgroup_fd >= 0 || spec.reaped_fd >= 0) {
-    int pidfd = -1;
-    pid_t pid = clone_sandbox(0, cgroup_fd, &pidfd);
-    if (pid == 0) run_entrant(spec);
-    if (pidfd >= 0) ::close(pidfd);
-    return pid;
-  }
-  std::unique_ptr<char[]> stack(new char[kStack]);  // not zeroed: a few pages are used
-  sigset_t all, old;
-  ::sigfillset(&all);
-  ::pthread_sigmask(SIG_SETMASK, &all, &old);
-  int dumpable = ::prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
-  pid_t pid = ::clone(entrant_entry, stack.get() + kStack, CLONE_VM | CLONE_VFORK | SIGCHLD,
-                      const_cast<ChildSpec*>(&spec));
-  int err = errno;
-  if (dumpable >= 0) ::prctl(PR_SET_DUMPABLE, dumpable, 0, 0, 0);
-  ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
-  return pid < 0 ? -err : pid;
-}
-
-// A page shared with the entrant even when it does not share cordon's memory.
-struct SharedPid {
-  pid_t* pid = static_cast<pid_t*>(
-      ::mmap(nullptr, sizeof(pid_t), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0));
-  ~SharedPid() {
-    if (pid != MAP_FAILED) ::munmap(pid, sizeof(pid_t));
-  }
-};
-
-}  // namespace
-
-Started start_command(ChildSpec spec, Keeper keeper, int cgroup_fd, bool counts_entrant) {
-  auto failure = [&keeper](const std::string& what, int err) {
-    discard_keeper(keeper);
-    return Error(code::kIsolationFailed, what + ": " + std::strerror(err),
-                 "the command did not run");
-  };
-  SharedPid shared;
-  if (shared.pid == MAP_FAILED) throw failure("spawn: cannot map a page", errno);
-  *shared.pid = 0;
-  std::unique_ptr<char[]> stack(new char[kStack]);
-  spec.command_pid = shared.pid;
-  spec.stack = stack.get();
-  spec.stack_size = kStack;
-  // An unprivileged cordon's limit on processes is RLIMIT_NPROC in the sandbox's user
-  // namespace, where the entrant counts until it is reaped: the command waits for that.
-  Pipe reaped;
-  if (counts_entrant) {
-    reaped = make_pipe();
-    spec.reaped_fd = reaped.read.get();
-  }
-  pid_t entrant = start_entrant(spec, cgroup_fd);
-  if (entrant < 0) throw failure("spawn: cannot start the sandbox's entrant", -entrant);
-  int status = 0;
-  while (::waitpid(entrant, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (reaped.write) {
-    char byte = 1;
-    [[maybe_unused]] ssize_t n = ::write(reaped.write.get(), &byte, 1);
-  }
-  Started s;
-  s.keeper = std::move(keeper);
-  // Joined (or failed): the namespaces are the keeper's and the sandbox's alone from now on, so
-  // the keeper's death tears them down, while cordon tidies up, instead of cordon's last close.
-  for (auto& ns : s.keeper.ns) ns.reset();
-  s.keeper.socket.reset();
-  s.pid = *shared.pid;
-  if (s.pid <= 0) {  // the entrant failed: its report says why
-    s.pid = -1;
-    s.entrant_status = status;
-    return s;
-  }
-  s.pidfd.reset(static_cast<int>(::syscall(SYS_pidfd_open, s.pid, 0)));
-  if (!s.pidfd) {
-    int err = errno;
-    abandon(s);
-    throw Error(code::kIsolationFailed,
-                std::string("spawn: cannot open the command's pidfd: ") + std::strerror(err));
-  }
-  return s;
-}
-
-// The keeper's death kills every process of its namespace; it cannot finish dying before the
-// command's process, cordon's child, is reaped.
-void abandon(Started& started) noexcept {
-  kill_keeper(started.keeper);
-  while (started.pid > 0 && ::waitpid(started.pid, nullptr, 0) < 0 && errno == EINTR) {
-  }
-  started.pid = -1;
-  discard_keeper(started.keeper);
-}
 
 namespace {
 
@@ -333,6 +226,7 @@ void reap_keeper(Started& started, Outcome& out) noexcept {
   while (::wait4(started.keeper.pid, nullptr, 0, &usage) < 0 && errno == EINTR) {
   }
   add_usage(out.usage, usage);
+  recycle_arena(started.keeper);
   started.keeper = Keeper{};
 }
 

@@ -18,29 +18,10 @@
 
 #include "fd.hpp"
 #include "keeper.hpp"
+#include "launch.hpp"
 #include "spawn.hpp"
 
 namespace cordon::landlock {
-
-/// The sandbox, once its command's process is started.
-struct Started {
-  pid_t pid = -1;  ///< the command's process (pid 2 inside), cordon's child; -1 if none
-  UniqueFd pidfd;
-  Keeper keeper;           ///< pid 1 inside: killing it kills everything in the sandbox
-  int entrant_status = 0;  ///< without a command's process: how the entrant ended
-};
-
-/// Runs the entrant (in the v2 cgroup `cgroup_fd` when >= 0; it joins v1 groups itself) and
-/// waits for it: the command's process is then running or has failed (its report is on the
-/// pipe). `counts_entrant`: the sandbox's processes are limited by RLIMIT_NPROC in its user
-/// namespace, where the entrant would count for a moment after the command has started. The
-/// keeper must have been awaited. Throws cordon::Error (CRD1003); the keeper is discarded if
-/// anything fails.
-Started start_command(ChildSpec spec, Keeper keeper, int cgroup_fd, bool counts_entrant);
-
-/// Kills the sandbox and reaps its processes: for a failure in cordon after start_command
-/// returned.
-void abandon(Started& started) noexcept;
 
 /// Cordon's ends of the sandbox's pipes.
 struct ParentEnds {

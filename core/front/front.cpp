@@ -102,6 +102,13 @@ std::unique_ptr<cordon::Backend> make_landlock(const cordon::BackendContext& con
   return std::make_unique<cordon::landlock::LandlockBackend>(context);
 }
 
+// The sandbox's namespaces are made on the other core while the command line is parsed and the
+// run planned (plugins/landlock/keeper.hpp). Started from the first constructor, before the
+// static initialisers of the libraries (~0.2 ms here): the keeper is then ready sooner.
+__attribute__((constructor(101))) void prestart(int argc, char** argv, char**) {
+  if (stays_here(argc, argv) && !asks_for_help(argc, argv)) cordon::landlock::prestart_keeper();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -110,9 +117,6 @@ int main(int argc, char** argv) {
   // interrupt the CPU the sandbox's processes ran on, which share this memory until they exec.
   ::mallopt(M_TRIM_THRESHOLD, 256 << 20);
   if (!stays_here(argc, argv)) hand_off();
-  // The sandbox's namespaces are made on the other core while the command line is parsed and
-  // the run planned (plugins/landlock/keeper.hpp).
-  if (!asks_for_help(argc, argv)) cordon::landlock::prestart_keeper();
   cordon::set_load_hook(hand_off_to_load);
   cordon::set_user_lookup_files_first(true);
   cordon::cli::set_builtin_backends({{"landlock", cordon::landlock::kVersion, make_landlock}});

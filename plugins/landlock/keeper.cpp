@@ -29,11 +29,14 @@ ChildReport died_report(const char* mechanism, const char* what) noexcept {
   return make_report(ChildReport::Kind::setup_failed, ECHILD, mechanism, what);
 }
 
+// These are constant-initialised: the front end prestarts a keeper from a constructor that may
+// run before this file's dynamic initialisation would.
+
 // One arena kept from a reaped keeper for the next: unmapping it would interrupt the other CPUs
 // (the command's process ran there on this memory) to flush their TLBs. Defined before g_slot,
 // whose destructor recycles one.
-std::mutex g_arena_mutex;
-std::unique_ptr<SharedArena> g_spare_arena;
+constinit std::mutex g_arena_mutex;
+constinit std::unique_ptr<SharedArena> g_spare_arena;
 
 std::unique_ptr<SharedArena> take_arena() {
   {
@@ -53,7 +56,7 @@ struct Slot {
   Keeper keeper;
   ~Slot() { discard_keeper(keeper); }
 };
-Slot g_slot;
+constinit Slot g_slot;
 
 // A new child waits on its parent's CPU until the parent blocks, which would be after the
 // planning it is meant to overlap: it is sent to the other CPUs cordon may use (if any), and

@@ -17,6 +17,16 @@ int g_exit_status = 0;
 
 void set_exit_status(int status) { g_exit_status = status; }
 
+namespace {
+RunExitHook g_run_exit_hook = nullptr;
+}  // namespace
+
+void set_run_exit_hook(RunExitHook hook) { g_run_exit_hook = hook; }
+
+void leave_after_run(int status) {
+  if (g_run_exit_hook) g_run_exit_hook(status);
+}
+
 int failure_status(std::string_view verb) { return verb == "run" || verb == "job" ? 125 : 2; }
 int exit_status() { return g_exit_status; }
 

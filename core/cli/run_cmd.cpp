@@ -71,8 +71,10 @@ int run_main(const RunArgs& a) {
     finish_plain(out, registry.get(), a.verbose);
   }
   // Stopped by a signal to cordon: exit as a shell reports a command killed by it.
-  if (int sig = signals.received(); sig != 0) return 128 + sig;
-  return out.result.cli_status();
+  int sig = signals.received();
+  int status = sig != 0 ? 128 + sig : out.result.cli_status();
+  leave_after_run(status);
+  return status;
 }
 
 }  // namespace

@@ -41,4 +41,12 @@ int failure_status(std::string_view verb);
 void set_exit_status(int status);
 int exit_status();
 
+/// Called by `cordon run` with its exit status once the run is over and everything it prints
+/// is written, instead of returning through the command line's and the run's destructors
+/// (null: none, the default). The front end sets one that exits at once.
+using RunExitHook = void (*)(int status);
+void set_run_exit_hook(RunExitHook hook);
+/// Calls the hook, if one is set.
+void leave_after_run(int status);
+
 }  // namespace cordon::cli

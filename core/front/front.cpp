@@ -98,6 +98,16 @@ void hand_off_to_load(const fs::path& file) {
   hand_off();
 }
 
+// Nothing is left to tear down that the kernel would not: the output is flushed, a keeper
+// nobody took is reaped, and the destructors are skipped (~0.07 ms of every run).
+[[noreturn]] void leave(int status) {
+  std::cout.flush();
+  std::cerr.flush();
+  std::fflush(nullptr);
+  cordon::landlock::discard_prestarted_keeper();
+  std::_Exit(status);
+}
+
 std::unique_ptr<cordon::Backend> make_landlock(const cordon::BackendContext& context) {
   return std::make_unique<cordon::landlock::LandlockBackend>(context);
 }
@@ -120,12 +130,6 @@ int main(int argc, char** argv) {
   cordon::set_load_hook(hand_off_to_load);
   cordon::set_user_lookup_files_first(true);
   cordon::cli::set_builtin_backends({{"landlock", cordon::landlock::kVersion, make_landlock}});
-  int status = cordon::cli::main_cli(argc, argv);
-  // Nothing is left to tear down that the kernel would not: the output is flushed, a keeper
-  // nobody took is reaped, and the static destructors are skipped (~0.07 ms of every run).
-  std::cout.flush();
-  std::cerr.flush();
-  std::fflush(nullptr);
-  cordon::landlock::discard_prestarted_keeper();
-  std::_Exit(status);
+  cordon::cli::set_run_exit_hook(leave);  // a run leaves as soon as it is reported
+  leave(cordon::cli::main_cli(argc, argv));
 }

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <fstream>
+#include <optional>
 
 #include "probe_cache.hpp"
 #include "support.hpp"
@@ -36,6 +37,21 @@ struct StateDir {
   TempDir dir{"cordon-state-", ::geteuid()};
   std::filesystem::path backend() const { return dir.path() / "landlock"; }
   std::filesystem::path file() const { return *probe_cache_file(backend()); }
+};
+
+// A state directory holding a probe just proven here, and what its cache file says.
+struct ProvenCache {
+  StateDir state;
+  std::string fingerprint = probe_fingerprint();
+  std::string settings;
+  std::optional<ProbeFacts> facts;
+
+  ProvenCache() {
+    LandlockBackend prover(BackendContext{"landlock", nullptr, state.backend()});
+    REQUIRE(prover.probe().available);
+    facts = load_probe_cache(state.file(), fingerprint, nullptr, &settings);
+    REQUIRE(facts);
+  }
 };
 
 bool from_cache(const ProbeResult& r) {
@@ -99,14 +115,9 @@ TEST_CASE("probe cache: the kernel settings are kept with the facts", "[probe-ca
 TEST_CASE("probe cache: an entry made under other kernel settings is dropped by the run",
           "[probe-cache][userns]") {
   if (!sandbox_available()) return;
-  StateDir s;
-  LandlockBackend prover(BackendContext{"landlock", nullptr, s.backend()});
-  REQUIRE(prover.probe().available);
-  auto fp = probe_fingerprint();
-  std::string settings;
-  auto facts = load_probe_cache(s.file(), fp, nullptr, &settings);
-  REQUIRE(facts);
-  CHECK(settings == kernel_settings());
+  ProvenCache c;
+  const StateDir& s = c.state;
+  CHECK(c.settings == kernel_settings());
   // An entry whose settings match is kept by a run.
   TempDir ws;
   auto policy = base_policy(ws.path(), "/nonexistent-home");
@@ -118,7 +129,7 @@ TEST_CASE("probe cache: an entry made under other kernel settings is dropped by 
     CHECK_FALSE(r.error);
     CHECK(std::filesystem::exists(s.file()));
   }
-  store_probe_cache(s.file(), *facts, fp, "/proc/sys/user/max_user_namespaces 0\n");
+  store_probe_cache(s.file(), *c.facts, c.fingerprint, "/proc/sys/user/max_user_namespaces 0\n");
   LandlockBackend stale(BackendContext{"landlock", nullptr, s.backend()});
   REQUIRE(from_cache(stale.probe()));
   CaptureSink sink;
@@ -179,17 +190,14 @@ TEST_CASE("probe cache: a second backend object takes the proof, CORDON_PROBE_CA
 TEST_CASE("probe cache: a forged entry cannot weaken a run, and is dropped",
           "[probe-cache][userns]") {
   if (!sandbox_available()) return;
-  StateDir s;
-  LandlockBackend prover(BackendContext{"landlock", nullptr, s.backend()});
-  REQUIRE(prover.probe().available);
+  ProvenCache c;
+  const StateDir& s = c.state;
+  auto& facts = c.facts;
   // Claim a memory cgroup that does not exist.
-  auto fp = probe_fingerprint();
-  auto facts = load_probe_cache(s.file(), fp, nullptr);
-  REQUIRE(facts);
   facts->cgroups.version = CgroupVersion::v1;
   facts->cgroups.memory = true;
   facts->cgroups.memory_dir = (s.dir.path() / "no-such-cgroup").string();
-  store_probe_cache(s.file(), *facts, fp);
+  store_probe_cache(s.file(), *facts, c.fingerprint);
 
   LandlockBackend fooled(BackendContext{"landlock", nullptr, s.backend()});
   REQUIRE(from_cache(fooled.probe()));

@@ -284,6 +284,7 @@ ChildSpec make_spec(const Prepared& p, ChildData& d, const Pipes& pipes, int rul
   if (cgroup && cgroup->clone_fd() < 0) {
     spec.cgroup_tasks = cgroup->task_fds();
     spec.cgroup_task_count = 3;
+    spec.cgroup_leave_fd = cgroup->leave_fd();
   }
   spec.uid = p.identity.uid;
   spec.gid = p.identity.gid;

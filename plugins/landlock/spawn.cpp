@@ -221,6 +221,10 @@ void run_entrant(const ChildSpec& s) noexcept {
   pid_t pid = ::clone(command_main, s.stack + s.stack_size,
                       CLONE_VM | wait | CLONE_PARENT | SIGCHLD, const_cast<ChildSpec*>(&s));
   if (pid < 0) setup_failed(s, "spawn", "cannot start the command's process", "", errno);
+  // Out of the sandbox's pids group, so as not to count against its limit until it is reaped.
+  if (s.cgroup_leave_fd >= 0) {
+    [[maybe_unused]] ssize_t n = ::write(s.cgroup_leave_fd, "0", 1);
+  }
   *s.command_pid = pid;
   ::_exit(0);
 }

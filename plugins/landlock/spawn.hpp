@@ -58,6 +58,7 @@ struct ChildSpec {
   int mnt_ns_fd = -1;  ///< joined by the command's process once the tree is built there
   const int* cgroup_tasks = nullptr;  ///< v1: `tasks` descriptors written "0" to, first
   int cgroup_task_count = 0;
+  int cgroup_leave_fd = -1;  ///< v1: written "0" to by the entrant before it exits (leave_fd)
   uid_t uid = 0;
   gid_t gid = 0;
   bool drop_groups = false;  ///< setgroups(0): only possible when cordon is root

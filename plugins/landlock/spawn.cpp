@@ -93,14 +93,15 @@ void join_tree(const ChildSpec& s) noexcept {
     setup_failed(s, "mount namespace", "cannot join the sandbox's", "", errno);
 }
 
-// The early entrant waits until cordon has finished the set-up the command's process needs.
-void wait_to_proceed(const ChildSpec& s) noexcept {
-  child::spin_until_readable(s.proceed_fd);
-  char go = 0;
+// Waits for cordon's byte on `fd`; leaves with `status` if cordon closed it instead (it gave up
+// on this sandbox, or died).
+void wait_for_cordon(int fd, int status) noexcept {
+  child::spin_until_readable(fd);
+  char byte = 0;
   ssize_t n;
-  do n = ::read(s.proceed_fd, &go, 1);
+  do n = ::read(fd, &byte, 1);
   while (n < 0 && errno == EINTR);
-  if (n != 1) ::_exit(0);  // cordon gave up on this sandbox
+  if (n != 1) ::_exit(status);
 }
 
 void enter_tree(const ChildSpec& s) noexcept {
@@ -164,13 +165,7 @@ int command_main(void* arg) noexcept {
   wait_for_keeper(s, ChildReport::Kind::sealed);
   if (::chdir(s.workspace) != 0)
     setup_failed(s, "mount namespace", "enter the workspace", s.workspace, errno);
-  if (s.reaped_fd >= 0) {
-    char byte;
-    ssize_t n;
-    do n = ::read(s.reaped_fd, &byte, 1);
-    while (n < 0 && errno == EINTR);
-    if (n != 1) ::_exit(kSetupFailed);  // cordon went away
-  }
+  if (s.reaped_fd >= 0) wait_for_cordon(s.reaped_fd, kSetupFailed);  // the entrant is reaped
   exec_command(s);
 }
 
@@ -214,7 +209,7 @@ void run_entrant(const ChildSpec& s) noexcept {
   join_tree(s);
   if (s.filter_in_entrant)
     if (int err = load_filter(*s.filter); err != 0) setup_failed(s, "seccomp", "load", "", -err);
-  if (s.proceed_fd >= 0) wait_to_proceed(s);
+  if (s.proceed_fd >= 0) wait_for_cordon(s.proceed_fd, 0);  // the set-up is complete
   // Sharing cordon's memory, this process waits until the command has been executed (or has
   // failed); with memory of its own, it leaves that to the command's process.
   int wait = s.reaped_fd < 0 ? CLONE_VFORK : 0;

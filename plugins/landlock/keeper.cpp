@@ -108,7 +108,7 @@ Keeper start_keeper(bool network) {
                   static_cast<const FlatLayout*>(arena->base()),
                   have_cpus ? &cpus : nullptr};
   int pidfd = -1;
-  pid_t pid = clone_sandbox(CLONE_NEWUSER | CLONE_NEWPID, -1, &pidfd);
+  pid_t pid = clone_sandbox(CLONE_NEWUSER | CLONE_NEWPID | kCloneClearSighand, -1, &pidfd);
   if (pid == 0) keeper_main(args);
   if (pid < 0) {
     std::string why = userns_restriction();

@@ -175,7 +175,11 @@ void build_tree(const KeeperArgs& a) noexcept {
 void keeper_main(const KeeperArgs& a) noexcept {
   // Cordon sent it to another CPU to start there; from now on it may use any of cordon's.
   if (a.cpus != nullptr) ::sched_setaffinity(0, sizeof(cpu_set_t), a.cpus);
-  child::reset_signals();  // cordon's handlers must never run in here
+  // cordon's handlers were cleared by the clone (kCloneClearSighand); a signal cordon ignores
+  // stays ignored, which changes nothing for a pid 1 that takes only SIGCHLD and SIGTERM.
+  sigset_t none;
+  ::sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
   ::close(a.peer);
   die_with_cordon(a);
   make_namespaces(a);

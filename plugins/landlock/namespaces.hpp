@@ -15,6 +15,11 @@ namespace cordon::landlock {
 inline constexpr std::uint64_t kSandboxNamespaces =
     CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS;
 
+/// clone3's CLONE_CLEAR_SIGHAND (Linux 5.5): the child starts with every handled signal back at
+/// its default action, so none of cordon's handlers can run in it, not even before its first
+/// instruction. Ignored signals stay ignored.
+inline constexpr std::uint64_t kCloneClearSighand = 0x100000000ull;
+
 /// fork-like clone3 with CLONE_PIDFD (and CLONE_INTO_CGROUP when `cgroup_fd` >= 0). Returns
 /// the child's pid in the parent (with `*pidfd` set), 0 in the child, -errno on failure. The
 /// child must keep to async-signal-safe calls and leave with _exit.

@@ -3,7 +3,10 @@
 // once it has one; cordon holds a graceful stop back until the init says so.
 #include <cordon/stop_token.hpp>
 
+#include <signal.h>
+
 #include <csignal>
+#include <string>
 
 #include "support.hpp"
 
@@ -48,4 +51,48 @@ TEST_CASE("stop: a kill asked before the command starts ends the run at once",
   REQUIRE_FALSE(r.error);
   CHECK_FALSE(r.timed_out);
   CHECK(r.signal == SIGKILL);
+}
+
+namespace {
+
+// The SigCgt (caught) or SigIgn (ignored) mask in a /proc/<pid>/status text; `nth` counts
+// from 0 when the text holds several processes' status.
+unsigned long long signal_mask(const std::string& status, const std::string& field, int nth) {
+  std::size_t at = 0;
+  for (int i = 0; i <= nth; ++i) {
+    at = status.find(field + ":", at);
+    if (at == std::string::npos) return ~0ull;
+    at += field.size() + 1;
+  }
+  return std::stoull(status.substr(at), nullptr, 16);
+}
+
+}  // namespace
+
+TEST_CASE("signals: cordon's handlers and ignored signals reach neither the keeper nor the command",
+          "[userns][lifecycle]") {
+  if (!sandbox_available()) return;
+  struct sigaction caught {
+  }, ignored{}, old_usr1{}, old_usr2{};
+  caught.sa_handler = [](int) {};
+  ignored.sa_handler = SIG_IGN;
+  ::sigaction(SIGUSR1, &caught, &old_usr1);
+  ::sigaction(SIGUSR2, &ignored, &old_usr2);
+  TempDir ws;
+  // The sandbox's pid 1 is the keeper; /proc/self is cat, as the command's process made it.
+  auto plan = make_plan(base_policy(ws.path(), "/nonexistent-home"), ws.path(),
+                        {"/bin/cat", "/proc/1/status", "/proc/self/status"});
+  CaptureSink sink;
+  auto r = backend().run(plan, sink);
+  ::sigaction(SIGUSR1, &old_usr1, nullptr);
+  ::sigaction(SIGUSR2, &old_usr2, nullptr);
+  INFO(sink.out << sink.err);
+  REQUIRE_FALSE(r.error);
+  REQUIRE(r.exit_code == 0);
+  auto bit = [](int sig) { return 1ull << (sig - 1); };
+  // The keeper catches SIGCHLD (to reap) and SIGTERM (to pass it on), nothing of cordon's.
+  CHECK(signal_mask(sink.out, "SigCgt", 0) == (bit(SIGCHLD) | bit(SIGTERM)));
+  // The command starts with every signal at its default action.
+  CHECK(signal_mask(sink.out, "SigCgt", 1) == 0);
+  CHECK(signal_mask(sink.out, "SigIgn", 1) == 0);
 }

@@ -49,10 +49,11 @@ void cloexec_from_3() {
   for (int fd = 3; fd < static_cast<int>(top); ++fd) ::fcntl(fd, F_SETFD, FD_CLOEXEC);
 }
 
+// The raw call: glibc's sigaction refuses 32 and 33 (its own), which may be inherited ignored.
+// SIG_DFL is 0, so a zeroed kernel sigaction on any layout; SIGKILL and SIGSTOP fail harmlessly.
 void default_signals() {
-  struct sigaction sa {};
-  sa.sa_handler = SIG_DFL;
-  for (int s = 1; s < NSIG; ++s) ::sigaction(s, &sa, nullptr);  // fails harmlessly for some
+  const unsigned long dfl[4] = {};
+  for (int s = 1; s < NSIG; ++s) ::syscall(SYS_rt_sigaction, s, dfl, nullptr, 8);
   sigset_t none;
   sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);

@@ -37,11 +37,12 @@ inline int set_all_uids(uid_t uid) noexcept {
 }
 
 /// Every signal back to its default action, none blocked: cordon's handlers must never run in
-/// a child (they would act on cordon's state).
+/// a child (they would act on cordon's state), and the command must not inherit an ignored
+/// signal. The raw call, since glibc's sigaction refuses signals 32 and 33 (its own), which
+/// cordon may have inherited as ignored. SIG_DFL is 0: a zeroed kernel sigaction on any layout.
 inline void reset_signals() noexcept {
-  struct sigaction dfl {};
-  dfl.sa_handler = SIG_DFL;
-  for (int sig = 1; sig < NSIG; ++sig) ::sigaction(sig, &dfl, nullptr);
+  const unsigned long dfl[4] = {};
+  for (int sig = 1; sig < NSIG; ++sig) ::syscall(SYS_rt_sigaction, sig, dfl, nullptr, 8);
   sigset_t none;
   ::sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);

@@ -2,11 +2,12 @@
 # the policy trees they parse to (core/presetgen, core/src/policy_compiled.hpp). The target
 # cordon-presetgen is defined in core/.
 function(cordon_compile_presets out)
+  # The files the presets are embedded from (EmbedPresets.cmake): every policies/*.toml.
+  file(GLOB files CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/policies/*.toml)
   set(args)
-  set(files)
-  foreach(preset minimal standard generous strict permissive)
-    list(APPEND args ${preset}=${PROJECT_SOURCE_DIR}/policies/${preset}.toml)
-    list(APPEND files ${PROJECT_SOURCE_DIR}/policies/${preset}.toml)
+  foreach(file ${files})
+    get_filename_component(preset ${file} NAME_WE)
+    list(APPEND args ${preset}=${file})
   endforeach()
   add_custom_command(
     OUTPUT ${out}

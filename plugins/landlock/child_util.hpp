@@ -36,6 +36,13 @@ inline int set_all_uids(uid_t uid) noexcept {
   return static_cast<int>(::syscall(SYS_setresuid, uid, uid, uid));
 }
 
+/// No signal blocked.
+inline void unblock_signals() noexcept {
+  sigset_t none;
+  ::sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+}
+
 /// Every signal back to its default action, none blocked: cordon's handlers must never run in
 /// a child (they would act on cordon's state), and the command must not inherit an ignored
 /// signal. The raw call, since glibc's sigaction refuses signals 32 and 33 (its own), which
@@ -43,9 +50,7 @@ inline int set_all_uids(uid_t uid) noexcept {
 inline void reset_signals() noexcept {
   const unsigned long dfl[4] = {};
   for (int sig = 1; sig < NSIG; ++sig) ::syscall(SYS_rt_sigaction, sig, dfl, nullptr, 8);
-  sigset_t none;
-  ::sigemptyset(&none);
-  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  unblock_signals();
 }
 
 /// How long a hand-over of the set-up (between cordon, the keeper and the command's process) is

@@ -177,9 +177,7 @@ void keeper_main(const KeeperArgs& a) noexcept {
   if (a.cpus != nullptr) ::sched_setaffinity(0, sizeof(cpu_set_t), a.cpus);
   // cordon's handlers were cleared by the clone (kCloneClearSighand); a signal cordon ignores
   // stays ignored, which changes nothing for a pid 1 that takes only SIGCHLD and SIGTERM.
-  sigset_t none;
-  ::sigemptyset(&none);
-  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  child::unblock_signals();
   ::close(a.peer);
   die_with_cordon(a);
   make_namespaces(a);

@@ -1,5 +1,6 @@
-// Starting the command's process: the entrant, vforked by cordon, joins the keeper's
-// namespaces and clones the command's process as cordon's child.
+// Starting the command's process: the entrant, cloned by cordon (into its memory, or with
+// memory of its own), joins the keeper's namespaces and clones the command's process as
+// cordon's child.
 #pragma once
 
 #include <sys/types.h>

@@ -55,7 +55,7 @@ struct ChildSpec {
   const int* ns_fds = nullptr;    ///< the keeper's namespaces but the mount namespace, joined
   const int* ns_types = nullptr;  ///< in order by the entrant (user first); CLONE_NEW* of each
   int ns_count = 0;
-  int mnt_ns_fd = -1;  ///< joined by the command's process once the tree is built there
+  int mnt_ns_fd = -1;  ///< joined by the entrant once the keeper has switched root (pivoted)
   const int* cgroup_tasks = nullptr;  ///< v1: `tasks` descriptors written "0" to, first
   int cgroup_task_count = 0;
   int cgroup_leave_fd = -1;  ///< v1: written "0" to by the entrant before it exits (leave_fd)

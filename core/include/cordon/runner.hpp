@@ -42,10 +42,11 @@ struct Invocation {
 
 /// What happened to an invocation.
 struct RunOutcome {
-  RunResult result;           ///< result.error is set when cordon refused or failed
-  std::string backend;        ///< the backend that ran it; empty when none was chosen
-  Requirements requirements;  ///< what the backend had to prove
-  Decision decision;          ///< how the backend was chosen, or why none was
+  RunResult result;                 ///< result.error is set when cordon refused or failed
+  std::string backend;              ///< the backend that ran it; empty when none was chosen
+  Requirements requirements;        ///< what the backend had to prove
+  Decision decision;                ///< how the backend was chosen, or why none was
+  std::filesystem::path workspace;  ///< the workspace as resolved (canonical); empty if refused
 };
 
 /// This process's environment as a map (the usual Invocation::caller_env).

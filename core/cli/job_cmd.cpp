@@ -1,5 +1,6 @@
 // `cordon job start|output|status|wait|stop|list|remove|gc`: background jobs.
 #include <cordon/jobs.hpp>
+#include <cordon/terminal_text.hpp>
 
 #include <boost/json.hpp>
 
@@ -23,6 +24,7 @@ struct JobArgs {
   std::string grace = "5s";
   std::string id;
   std::size_t tail = 200;
+  bool raw = false;
   bool json = false;
   bool all = false;
   RuntimeOptions runtime;
@@ -100,13 +102,19 @@ void register_inspect(CLI::App* job, const std::shared_ptr<JobArgs>& a) {
   auto* out = add_id_verb(job, "output", "print the newest output of a job", *a);
   out->add_option("--tail", a->tail, "how many lines (default 200)");
   out->add_flag("--json", a->json, "print JSON");
+  out->add_flag("--raw", a->raw,
+                "on a terminal too, print the output's escape sequences unchanged");
   out->callback([a] {
     run_verb(kJobError, [&] {
       auto text = manager_of(*a).output(a->id, a->tail);
-      if (a->json)
+      if (a->json) {
         std::cout << boost::json::serialize(output_json(a->id, text)) << "\n";
-      else
+      } else if (!a->raw && is_terminal(1)) {
+        TerminalText shown;
+        std::cout << shown.filter(text) << shown.finish();
+      } else {
         std::cout << text;
+      }
       return 0;
     });
   });

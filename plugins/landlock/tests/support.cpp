@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -67,6 +68,36 @@ RunResult run_sh(const Policy& policy, const std::string& workspace, const std::
                  CaptureSink& sink, const std::string& home) {
   Plan plan = make_plan(policy, workspace, {"/bin/sh", "-c", script}, home);
   return backend().run(plan, sink);
+}
+
+std::string HostOutcome::describe() const {
+  std::string how =
+      signal ? "killed by signal " + std::to_string(signal) : "exit " + std::to_string(exit_code);
+  return how + (out.empty() ? "" : ", printed '" + out.substr(0, out.find('\n')) + "'");
+}
+
+HostOutcome run_on_host(const std::vector<std::string>& argv) {
+  HostOutcome r;
+  int pipe_fds[2];
+  if (::pipe2(pipe_fds, O_CLOEXEC) != 0) return r;
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(pipe_fds[1], STDOUT_FILENO);
+    ::execv(args[0], args.data());
+    ::_exit(127);
+  }
+  ::close(pipe_fds[1]);
+  char buf[256];
+  for (ssize_t n; (n = ::read(pipe_fds[0], buf, sizeof buf)) > 0;) r.out.append(buf, n);
+  ::close(pipe_fds[0]);
+  int status = 0;
+  if (pid < 0 || ::waitpid(pid, &status, 0) != pid) return r;
+  if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) r.signal = WTERMSIG(status);
+  return r;
 }
 
 std::string probe_tool() { return LANDLOCK_PROBE_TOOL; }

@@ -62,6 +62,17 @@ bool needs_root();
 RunResult run_sh(const Policy& policy, const std::string& workspace, const std::string& script,
                  CaptureSink& sink, const std::string& home = "/nonexistent-home");
 
+/// How a program ended when run directly on the host, outside any sandbox.
+struct HostOutcome {
+  int exit_code = -1;  ///< -1 when it was killed (or could not be run)
+  int signal = 0;      ///< the signal that killed it, or 0
+  std::string out;     ///< its stdout
+  std::string describe() const;
+};
+
+/// Runs `argv` on the host, as the tests' own user, and waits for it.
+HostOutcome run_on_host(const std::vector<std::string>& argv);
+
 /// The probe tool built with the tests, and the directory it is in.
 std::string probe_tool();
 std::string probe_tool_dir();

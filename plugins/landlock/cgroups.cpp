@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "fd.hpp"
+#include "reductions.hpp"
 
 namespace cordon::landlock {
 
@@ -200,6 +201,10 @@ bool probe_v1(const Mounts& m, CgroupSupport& out) {
 CgroupSupport probe_cgroups(uid_t euid) noexcept {
   CgroupSupport out;
   try {
+    if (cgroups_switched_off()) {
+      out.evidence = "cgroups switched off by " + cgroups_knob();
+      return out;
+    }
     Mounts m = cgroup_mounts();
     if (probe_v2(m, euid, out)) return out;
     std::string v2_reason = out.evidence;

@@ -10,6 +10,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "reductions.hpp"
+
 namespace cordon::landlock::test {
 
 namespace fs = std::filesystem;
@@ -56,6 +58,17 @@ bool needs(bool ok, const std::string& why) {
 bool needs_root() {
   if (is_root()) return true;
   WARN("skipped: this case is about cordon running as root");
+  return false;
+}
+
+bool reduced() { return !reductions().empty(); }
+
+bool proven_here(std::string_view capability, bool ci_requires) {
+  const auto& probe = backend().probe();
+  if (probe.proves(capability)) return true;
+  std::string why = std::string(capability) + " is not proven here: " + probe.evidence(capability);
+  if (ci_requires && !reduced()) return needs(false, why);
+  WARN(why << "; the refusal is tested instead");
   return false;
 }
 
@@ -108,6 +121,36 @@ Policy with_tool(const TempDir& ws) {
   auto p = base_policy(ws.path(), "");
   p.filesystem.read.push_back(probe_tool_dir());
   return p;
+}
+
+void check_refused(const Policy& policy, const Policy& without, const TempDir& ws,
+                   std::string_view capability) {
+  CaptureSink sink;
+  auto refused = backend().run(make_plan(policy, ws.path(), {"/bin/echo", "ran"}), sink);
+  REQUIRE(refused.error);
+  CHECK(refused.error->code() == "CRD1001");
+  CHECK(refused.error->message().find(capability) != std::string::npos);
+  CHECK(sink.out.empty());
+  CaptureSink runs;
+  auto allowed = backend().run(make_plan(without, ws.path(), {"/bin/echo", "ran"}), runs);
+  INFO((allowed.error ? allowed.error->render() : std::string()));
+  CHECK_FALSE(allowed.error);
+  CHECK(runs.out == "ran\n");
+}
+
+ScopedEnv::ScopedEnv(const char* name, const char* value) : name_(name) {
+  if (const char* old = std::getenv(name)) old_ = old;
+  if (value)
+    ::setenv(name, value, 1);
+  else
+    ::unsetenv(name);
+}
+
+ScopedEnv::~ScopedEnv() {
+  if (old_)
+    ::setenv(name_.c_str(), old_->c_str(), 1);
+  else
+    ::unsetenv(name_.c_str());
 }
 
 }  // namespace cordon::landlock::test

@@ -147,7 +147,7 @@ TEST_CASE("run: with read = host the host's home is hidden behind the private HO
 TEST_CASE("run: no descriptor of cordon reaches the command", "[userns]") {
   if (!sandbox_available()) return;
   TempDir ws;
-  int leak = ::open("/etc/hostname", O_RDONLY);  // deliberately without O_CLOEXEC
+  int leak = ::open("/etc/passwd", O_RDONLY);  // deliberately without O_CLOEXEC
   REQUIRE(leak >= 3);
   auto policy = base_policy(ws.path(), "");
   policy.filesystem.read.push_back(probe_tool_dir());

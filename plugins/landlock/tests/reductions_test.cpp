@@ -51,7 +51,12 @@ TEST_CASE("reductions: CORDON_LANDLOCK_MAX_ABI lowers the ABI and never raises i
     ScopedEnv cap("CORDON_LANDLOCK_MAX_ABI", not_an_abi);
     CHECK(landlock_abi() < 1);  // Landlock counts as absent
   }
-  ScopedEnv empty("CORDON_LANDLOCK_MAX_ABI", "");
+  // The backend is then unavailable, and says why.
+  ScopedEnv none("CORDON_LANDLOCK_MAX_ABI", "0");
+  LandlockBackend absent(BackendContext{"landlock", nullptr, {}});
+  CHECK_FALSE(absent.probe().available);
+  CHECK(absent.probe().reason.find("CORDON_LANDLOCK_MAX_ABI=0") != std::string::npos);
+  ScopedEnv empty("CORDON_LANDLOCK_MAX_ABI", "");  // as unset
   CHECK(landlock_abi() == real);
   CHECK(landlock_abi_ceiling() == -1);
 }

@@ -19,6 +19,7 @@
 #include <string_view>
 
 #include "fd.hpp"
+#include "reductions.hpp"
 #include "ruleset.hpp"
 
 namespace cordon::landlock {
@@ -102,7 +103,7 @@ std::string probe_fingerprint() {
          "\nids " + std::to_string(::geteuid()) + " " + std::to_string(::getegid()) + " " +
          std::to_string(::getuid()) + "\nabi " + std::to_string(landlock_abi()) + "\ncgroup " +
          slurp("/proc/self/cgroup") + "uid_map " + slurp("/proc/self/uid_map") + "plugin " +
-         own_file_identity() + "\n";
+         own_file_identity() + "\nreduced " + reductions() + "\n";
 }
 
 std::string kernel_settings() {

@@ -253,6 +253,15 @@ TEST_CASE("ruleset: rights follow the layout and the ABI", "[landlock]") {
   CHECK(handled_fs_rights(5) == 0xffff);
 }
 
+TEST_CASE("cgroups: swap is in use only when /proc/swaps lists an area", "[limits]") {
+  const std::string header = "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n";
+  CHECK_FALSE(lists_swap(""));
+  CHECK_FALSE(lists_swap(header));
+  CHECK(lists_swap(header +
+                   "/dev/vda2                               partition\t1048572\t\t0\t\t-2\n"));
+  CHECK(lists_swap(header + "/swapfile file 524284 0 -3\n"));
+}
+
 TEST_CASE("limits: totals only where a mechanism makes them totals", "[limits]") {
   Limits l;
   l.memory_mb = 512;

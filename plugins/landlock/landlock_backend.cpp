@@ -247,8 +247,13 @@ Prepared prepare(const Plan& given, const ProbeFacts& facts, RunResult& result) 
   p.layout = plan_layout(p.view, options);
   p.ports = ports_mode(policy.network);
   if (p.ports && facts.abi < 6 && requires_capability(plan.requirements, cap::ipc_isolate))
-    throw Error(code::kIsolationFailed,
-                "ipc.isolate with TCP ports needs Landlock ABI 6 (abstract unix socket scope)");
+    throw Error(code::kUnproven,
+                "the landlock backend does not prove every requirement:\n  ipc.isolate "
+                "(network.connect_ports/bind_ports): with TCP ports the host's network is kept, "
+                "and its abstract unix sockets are scoped only by Landlock ABI 6 (this kernel: " +
+                    std::to_string(facts.abi) + ")",
+                "drop the port lists (a fresh network namespace isolates abstract sockets), or "
+                "run on a kernel with Landlock ABI 6");
   p.rules = plan_ruleset(facts.abi, p.view, p.layout, policy.network,
                          !policy.process.allowed_commands.empty());
   p.limits = plan_limits(policy.limits, {facts.cgroups, facts.nproc_per_userns, !facts.root});

@@ -227,7 +227,8 @@ Prepared prepare(const Plan& plan, const ProbeFacts& facts, RunResult& result) {
   if (p.ports && facts.abi < 6 && requires_capability(plan.requirements, cap::ipc_isolate))
     throw Error(code::kIsolationFailed,
                 "ipc.isolate with TCP ports needs Landlock ABI 6 (abstract unix socket scope)");
-  p.rules = plan_ruleset(facts.abi, p.view, p.layout, policy.network,
+  // The ABI the kernel reports now, never a cached one (probe_cache.hpp).
+  p.rules = plan_ruleset(landlock_abi(), p.view, p.layout, policy.network,
                          !policy.process.allowed_commands.empty());
   p.limits = plan_limits(policy.limits, {facts.cgroups, facts.nproc_per_userns, !facts.root});
   return p;

@@ -271,3 +271,75 @@ TEST_CASE("jobs: what a lost job left is ended by stop, and gc keeps a record wh
   CHECK_FALSE(fs::exists(state / id));
   CHECK(escape::pids_with_marker(marker).empty());
 }
+
+TEST_CASE("jobs: a job that rewrites the next jobs' files for 10 s never changes what they run",
+          "[jobs][state][root][race]") {
+  auto user = attacker();
+  if (!user) return;
+  Scratch s;
+  fs::path state = s / "user-state", secret = s / "secret", ws = s / "ws";
+  for (const auto& d : {state, secret, ws}) {
+    fs::create_directories(d);
+    REQUIRE(::chown(d.c_str(), user->pw_uid, user->pw_gid) == 0);
+  }
+  fs::permissions(state, fs::perms(0700));
+  std::ofstream(secret / "key") << "the secret\n";
+  REQUIRE(::chown((secret / "key").c_str(), user->pw_uid, user->pw_gid) == 0);
+  std::string victim = (s / "victim.toml").string(), writer = (s / "writer.toml").string();
+  std::ofstream(victim) << "version = 1\n[policy]\nname = \"victim\"\n";
+  // The attacker's grant names the state directory outright (as `write = ["~"]` covers
+  // ~/.local/state): whether or not the sandbox can reach it, the jobs must not change.
+  std::ofstream(writer) << "version = 1\n[policy]\nname = \"writer\"\n[filesystem]\nwrite = [\""
+                        << state.string() << "\"]\n";
+  auto user_cordon = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), CORDON_CLI);
+    args.insert(args.begin() + 3, {"--state-dir", state.string()});
+    return as_user(args);
+  };
+  auto usable = as_user({CORDON_CLI, "run", "--backend", "landlock", "--policy", victim,
+                         "--workspace", ws.string(), "--", "/bin/true"});
+  if (usable.status != 0) {
+    if (in_ci()) FAIL("landlock cannot run as " << test_user() << ": " << usable.err);
+    WARN("skipped: landlock cannot run as " << test_user() << ": " << usable.err);
+    return;
+  }
+  auto started =
+      user_cordon({"job", "start", "--backend", "landlock", "--policy", writer, "--workspace",
+                   ws.string(), "--", "sh", "-c",
+                   "while :; do for d in \"$0\"/j*; do printf '%s\\n' 'version = 1' '[policy]' "
+                   "'name = \"forged\"' '[filesystem]' 'read = \"host\"' > \"$d/.p\" && "
+                   "mv \"$d/.p\" \"$d/policy.toml\"; printf '{\"argv\":[\"sh\",\"-c\",\"echo "
+                   "forged\"],\"backend\":\"landlock\"}' > \"$d/.j\" && mv \"$d/.j\" "
+                   "\"$d/job.json\"; done; done 2>/dev/null",
+                   state.string()});
+  REQUIRE(started.status == 0);
+  std::string writer_id = started.out.substr(0, started.out.find('\n'));
+  int runs = 0, leaks = 0;
+  auto end = std::chrono::steady_clock::now() + 10s;
+  while (std::chrono::steady_clock::now() < end) {
+    auto r = user_cordon({"job", "start", "--backend", "landlock", "--policy", victim,
+                          "--workspace", ws.string(), "--", "sh", "-c",
+                          "cat " + (secret / "key").string() + " 2>/dev/null; echo done"});
+    INFO(r.err);
+    REQUIRE(r.status == 0);
+    std::string id = r.out.substr(0, r.out.find('\n'));
+    user_cordon({"job", "wait", id, "--timeout", "20s"});
+    auto out = user_cordon({"job", "output", id}).out;
+    ++runs;
+    if (out != "done\n") {
+      ++leaks;
+      WARN("job " << id << " printed: " << out);
+    }
+  }
+  user_cordon({"job", "stop", writer_id, "--grace", "100ms"});
+  int forged = 0;  // how far the sandbox got (none once the state directory is masked)
+  for (const auto& e : fs::directory_iterator(state))
+    forged += slurp(e.path() / "policy.toml").find("forged") != std::string::npos;
+  INFO(runs << " jobs; " << forged << " policy files rewritten by the sandbox");
+  CHECK(runs > 5);
+  CHECK(leaks == 0);
+  // The allowed twin: the secret is there to be read by a policy that grants it.
+  auto twin = as_user({CORDON_CLI, "run", "--backend", "landlock", "--policy", victim,
+                       "--workspace", secret.string(), "--", "cat", "key"});
+  CHECK(twin.out == "the secret\n");
+}

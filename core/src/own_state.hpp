@@ -5,7 +5,9 @@
 // probe cache), the configuration directory, every plugin directory, and what the caller adds
 // (a job's own state directory, an explicit --config file). A state root that does not exist
 // yet is made now, privately (PrivateDir), so that no sandbox can make it first for a later
-// cordon to trust; a missing configuration directory likewise.
+// cordon to trust; a missing configuration directory likewise. cordon makes them only within
+// an existing home or base directory (HOME, the XDG bases, /var/lib, /run), never the base
+// itself.
 #pragma once
 
 #include <cordon/export.hpp>

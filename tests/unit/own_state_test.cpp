@@ -136,3 +136,16 @@ TEST_CASE("own state: without HOME and XDG_STATE_HOME, no job is kept in a share
   ::setenv("HOME", (h.base / "home").c_str(), 1);
   CHECK(default_job_state_dir() == h.base / "home" / ".local" / "state" / "cordon" / "jobs");
 }
+
+TEST_CASE("own state: a home that does not exist is never made", "[own_state][plugin]") {
+  ScratchHome h;
+  fs::path ghost = h.base / "ghost-home";
+  ::setenv("HOME", ghost.c_str(), 1);
+  Collect out;
+  auto o = run_fixture(h, {}, out);
+  REQUIRE_FALSE(o.result.error);
+  CHECK_FALSE(fs::exists(ghost));
+  // Still kept from the command, should it make them.
+  CHECK(protected_of(out.out).count(ghost / ".local" / "state" / "cordon") == 1);
+  CHECK(protected_of(out.out).count(ghost / ".config" / "cordon") == 1);
+}

@@ -106,10 +106,16 @@ bool cgroups_complete(const CgroupSupport& c) {
   return c.version != CgroupVersion::none && c.memory && c.pids && c.cpu;
 }
 
+// What discovery reads, read once: mountinfo and this process's cgroups.
+struct CgroupView {
+  std::string mountinfo = slurp("/proc/self/mountinfo", 1 << 20);
+  std::string groups = slurp("/proc/self/cgroup");
+};
+
 // The mount point of the cgroup hierarchy of `controller` ("" for the v2 one), from
 // mountinfo; empty when there is none.
-std::string cgroup_mount(const std::string& controller) {
-  std::string text = slurp("/proc/self/mountinfo", 1 << 20);
+std::string cgroup_mount(const CgroupView& view, const std::string& controller) {
+  const std::string& text = view.mountinfo;
   std::size_t at = 0;
   while (at < text.size()) {
     std::size_t end = text.find('\n', at);
@@ -131,8 +137,8 @@ std::string cgroup_mount(const std::string& controller) {
 }
 
 // This process's group in the hierarchy of `controller` ("" for v2), from /proc/self/cgroup.
-std::optional<std::string> own_group(const std::string& controller) {
-  std::istringstream in(slurp("/proc/self/cgroup"));
+std::optional<std::string> own_group(const CgroupView& view, const std::string& controller) {
+  std::istringstream in(view.groups);
   for (std::string line; std::getline(in, line);) {
     auto first = line.find(':'), second = line.find(':', first + 1);
     if (first == std::string::npos || second == std::string::npos) continue;
@@ -153,19 +159,20 @@ bool cgroup_dir(const std::string& dir, long magic) {
 
 // Where probe_cgroups() would put a v1 controller's groups now: its hierarchy's mount plus
 // this process's group.
-bool v1_dir_current(bool used, const std::string& dir, const std::string& controller) {
+bool v1_dir_current(const CgroupView& view, bool used, const std::string& dir,
+                    const std::string& controller) {
   if (!used) return true;
-  auto own = own_group(controller);
-  std::string mnt = cgroup_mount(controller);
+  auto own = own_group(view, controller);
+  std::string mnt = cgroup_mount(view, controller);
   if (!own || mnt.empty() || dir != mnt + *own) return false;
   return cgroup_dir(dir, CGROUP_SUPER_MAGIC);
 }
 
 // v2: "<mount><an ancestor of this process's group>/cordon", that ancestor being root's or
 // (for another caller) delegated to it.
-bool v2_dir_current(const std::string& dir) {
-  auto own = own_group("");
-  std::string mnt = cgroup_mount(""), suffix = "/cordon";
+bool v2_dir_current(const CgroupView& view, const std::string& dir) {
+  auto own = own_group(view, "");
+  std::string mnt = cgroup_mount(view, ""), suffix = "/cordon";
   if (!own || mnt.empty() || dir.size() <= mnt.size() + suffix.size() ||
       dir.compare(0, mnt.size(), mnt) != 0 ||
       dir.compare(dir.size() - suffix.size(), suffix.size(), suffix) != 0)
@@ -185,9 +192,11 @@ bool v2_dir_current(const std::string& dir) {
 // Root acts through the cached directories (it makes groups in them and writes their limits):
 // they must be where discovery would find them now, on the cgroup filesystem.
 bool cgroup_dirs_current(const CgroupSupport& c) {
-  if (c.version == CgroupVersion::v2) return v2_dir_current(c.v2_dir);
-  return v1_dir_current(c.memory, c.memory_dir, "memory") &&
-         v1_dir_current(c.pids, c.pids_dir, "pids") && v1_dir_current(c.cpu, c.cpu_dir, "cpu");
+  CgroupView view;
+  if (c.version == CgroupVersion::v2) return v2_dir_current(view, c.v2_dir);
+  return v1_dir_current(view, c.memory, c.memory_dir, "memory") &&
+         v1_dir_current(view, c.pids, c.pids_dir, "pids") &&
+         v1_dir_current(view, c.cpu, c.cpu_dir, "cpu");
 }
 
 }  // namespace

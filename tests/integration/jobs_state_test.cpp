@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <fstream>
+#include <functional>
 #include <thread>
 
 #include "cli.hpp"
@@ -238,6 +239,12 @@ TEST_CASE("jobs: what a lost job left is ended by stop, and gc keeps a record wh
     return id;
   };
   auto marker = escape::unique_marker("cordon-lost-job");
+  struct Reap {  // what a failed check would leave behind
+    std::string marker;
+    ~Reap() {
+      for (pid_t pid : escape::pids_with_marker(marker)) ::kill(pid, SIGKILL);
+    }
+  } reap{marker};
   auto id = lose_one(marker);
   auto list = user_cordon({"job", "list"});
   CHECK(list.out.find(id + "\tlost") != std::string::npos);
@@ -314,6 +321,10 @@ TEST_CASE("jobs: a job that rewrites the next jobs' files for 10 s never changes
                    state.string()});
   REQUIRE(started.status == 0);
   std::string writer_id = started.out.substr(0, started.out.find('\n'));
+  struct StopWriter {  // also when a check below fails
+    std::function<void()> stop;
+    ~StopWriter() { stop(); }
+  } stop_writer{[&] { user_cordon({"job", "stop", writer_id, "--grace", "100ms"}); }};
   int runs = 0, leaks = 0;
   auto end = std::chrono::steady_clock::now() + 10s;
   while (std::chrono::steady_clock::now() < end) {
@@ -331,7 +342,6 @@ TEST_CASE("jobs: a job that rewrites the next jobs' files for 10 s never changes
       WARN("job " << id << " printed: " << out);
     }
   }
-  user_cordon({"job", "stop", writer_id, "--grace", "100ms"});
   int forged = 0;  // how far the sandbox got (none once the state directory is masked)
   for (const auto& e : fs::directory_iterator(state))
     forged += slurp(e.path() / "policy.toml").find("forged") != std::string::npos;

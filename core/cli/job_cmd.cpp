@@ -68,7 +68,8 @@ JobSpec spec_of(const JobArgs& a) {
 
 void add_common(CLI::App* v, JobArgs& a) {
   v->add_option("--state-dir", a.state_dir,
-                "job state directory (default: $XDG_STATE_HOME/cordon/jobs)");
+                "job state directory (default: $XDG_STATE_HOME/cordon/jobs, else "
+                "~/.local/state/cordon/jobs; /var/lib/cordon/jobs for root without HOME)");
 }
 
 CLI::App* add_id_verb(CLI::App* job, const char* name, const char* help, JobArgs& a) {
@@ -161,7 +162,9 @@ void register_control(CLI::App* job, const std::shared_ptr<JobArgs>& a) {
   add_common(gc, *a);
   gc->callback([a] {
     run_verb(kJobError, [&] {
-      std::cout << "removed " << manager_of(*a).gc() << " ended job(s)\n";
+      std::vector<std::string> kept;
+      std::cout << "removed " << manager_of(*a).gc(&kept) << " ended job(s)\n";
+      for (const auto& line : kept) std::cerr << "warning: kept " << line << "\n";
       return 0;
     });
   });

@@ -58,6 +58,8 @@ int run_main(const RunArgs& a) {
     Config config;
     registry = make_registry(a.runtime, config);
     inv.config_backends = config.backends;
+    if (a.runtime.config)
+      inv.protected_paths.push_back(std::filesystem::absolute(*a.runtime.config));
     out =
         run_invocation(*registry, inv, a.json ? static_cast<OutputSink&>(collected) : passthrough);
   } catch (const ErrorList& e) {

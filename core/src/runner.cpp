@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <chrono>
 
+#include "own_state.hpp"
+
 extern char** environ;
 
 namespace cordon {
@@ -165,9 +167,13 @@ RunOutcome run_invocation(Registry& registry, const Invocation& inv, OutputSink&
   out.backend = *out.decision.chosen;
   Backend& backend = *registry.backend(out.backend);
   auto settings = backend_settings(policy, inv.config_backends, out.backend);
+  std::vector<std::string> state_notes;
+  auto protected_paths = detail::own_state_paths(registry, inv.protected_paths, state_notes);
   // The deadline starts when the command does, not when probing started.
   Plan plan = plan_of(inv, out.workspace, std::move(policy), out.requirements, std::move(settings));
+  plan.protected_paths = std::move(protected_paths);
   out.result = backend.run(plan, sink);
+  out.result.notes.insert(out.result.notes.end(), state_notes.begin(), state_notes.end());
   out.result.notes.insert(out.result.notes.end(), inv.notes.begin(), inv.notes.end());
   return out;
 }

@@ -246,16 +246,18 @@ Prepared prepare(const Plan& given, const ProbeFacts& facts, RunResult& result) 
   if (policy.limits.memory_mb) options.tmpfs_bytes = *policy.limits.memory_mb << 20;
   p.layout = plan_layout(p.view, options);
   p.ports = ports_mode(policy.network);
-  if (p.ports && facts.abi < 6 && requires_capability(plan.requirements, cap::ipc_isolate))
+  const int abi = landlock_abi();
+  if (p.ports && abi < 6 && requires_capability(plan.requirements, cap::ipc_isolate))
     throw Error(code::kUnproven,
                 "the landlock backend does not prove every requirement:\n  ipc.isolate "
                 "(network.connect_ports/bind_ports): with TCP ports the host's network is kept, "
                 "and its abstract unix sockets are scoped only by Landlock ABI 6 (this kernel: " +
-                    std::to_string(facts.abi) + ")",
+                    std::to_string(abi) + ")",
                 "drop the port lists (a fresh network namespace isolates abstract sockets), or "
                 "run on a kernel with Landlock ABI 6");
-  p.rules = plan_ruleset(facts.abi, p.view, p.layout, policy.network,
-                         !policy.process.allowed_commands.empty());
+  // The ABI the kernel reports now, never a cached one (probe_cache.hpp).
+  p.rules =
+      plan_ruleset(abi, p.view, p.layout, policy.network, !policy.process.allowed_commands.empty());
   p.limits = plan_limits(policy.limits, {facts.cgroups, facts.nproc_per_userns, !facts.root});
   return p;
 }

@@ -38,6 +38,9 @@ struct Invocation {
   std::shared_ptr<StopToken> stop;  ///< lets another thread stop the run (background jobs)
   Requirements extra_requirements;  ///< asked for beyond the policy (a sandboxed shell)
   std::vector<std::string> notes;   ///< added to the result's notes (e.g. the shell mode)
+  /// cordon's own state beyond the defaults that run_invocation() protects (see
+  /// Plan::protected_paths): a job's state directory, an explicit --config file.
+  std::vector<std::filesystem::path> protected_paths;
 };
 
 /// What happened to an invocation.

@@ -29,6 +29,15 @@ void add_unique(std::vector<HostPath>& out, const HostPath& p) {
   if (std::find(out.begin(), out.end(), p) == out.end()) out.push_back(p);
 }
 
+// Adds `p` to the masks of `out`, or to the unreachable when the command cannot get to it.
+void add_mask(std::vector<HostPath>& out, const HostPath& p, const Writable& w, HostView& view) {
+  if (reachable_by(p.path, w.uid, w.gids))
+    add_unique(out, p);
+  else if (std::find(view.unreachable.begin(), view.unreachable.end(), p.path) ==
+           view.unreachable.end())
+    view.unreachable.push_back(p.path);
+}
+
 [[noreturn]] void refuse_link(const std::string& what, const std::string& p, const LinkStep& l) {
   throw Error(code::kIsolationFailed,
               what + " '" + p + "' passes through the symlink '" + l.path + "' -> '" + l.target +
@@ -36,10 +45,9 @@ void add_unique(std::vector<HostPath>& out, const HostPath& p) {
               "remove the symlink, or name the real path in the policy");
 }
 
-void add_blocked(const std::vector<std::string>& given, const std::vector<std::string>& writable,
-                 HostView& view) {
+void add_blocked(const std::vector<std::string>& given, const Writable& w, HostView& view) {
   for (const auto& p : given) {
-    ResolvedPath r = resolve_path(p, LinkRule::outside_bases, writable);
+    ResolvedPath r = resolve_path(p, LinkRule::outside_bases, w.dirs);
     if (r.refused) refuse_link("blocked path", p, *r.refused);
     if (!r.exists) {
       view.blocked_missing.push_back(p);
@@ -49,37 +57,50 @@ void add_blocked(const std::vector<std::string>& given, const std::vector<std::s
     if (!r.dir && ::stat(r.path.c_str(), &st) == 0 && st.st_nlink > 1)
       view.notes.push_back("blocked file '" + r.path + "' has " + std::to_string(st.st_nlink) +
                            " hard links: only this name is masked");
-    add_unique(view.blocked, {r.path, r.dir, r.dev, r.ino});
+    add_mask(view.blocked, {r.path, r.dir, r.dev, r.ino}, w, view);
   }
+}
+
+// Whether the command could create the missing `path`: its nearest existing directory lies
+// where it may write (a write grant, or anywhere with write = "host") and its mode lets the
+// command's uid write there (group write counts: the command may be in the group).
+bool creatable(const std::string& path, const Writable& w, bool write_host) {
+  std::string at = path;
+  struct stat st {};
+  do {
+    at = at.substr(0, std::max<std::size_t>(at.rfind('/'), 1));
+  } while (::lstat(at.c_str(), &st) != 0 && at != "/");
+  bool granted = write_host || std::any_of(w.dirs.begin(), w.dirs.end(),
+                                           [&at](const auto& d) { return is_within(at, d); });
+  bool may = (st.st_uid == w.uid && (st.st_mode & S_IWUSR)) || (st.st_mode & (S_IWGRP | S_IWOTH));
+  return granted && S_ISDIR(st.st_mode) && may;
 }
 
 // A missing directory of cordon's that the command could create would be trusted by a later
 // cordon: the core creates its state directories before a run, so this is a plugin directory
 // or a configuration file named but absent.
-void add_own_state(const std::vector<fs::path>& given, const std::vector<std::string>& writable,
+void add_own_state(const std::vector<fs::path>& given, const Writable& w, bool write_host,
                    HostView& view) {
   for (const auto& path : given) {
     std::string p = path.lexically_normal().string();
-    ResolvedPath r = resolve_path(p, LinkRule::outside_bases, writable);
+    ResolvedPath r = resolve_path(p, LinkRule::outside_bases, w.dirs);
     if (r.refused) refuse_link("cordon's own state", p, *r.refused);
-    for (const auto& w : writable) {
-      if (!r.exists && is_within(p, w))
-        throw Error(code::kIsolationFailed,
-                    "cordon's own state '" + p +
-                        "' does not exist, and the command could create "
-                        "it in the writable '" +
-                        w + "' for a later cordon to trust",
-                    "create it (mode 0700) or remove it from the plugin path and configuration");
-      if (is_within(w, p))
+    if (!r.exists && creatable(p, w, write_host))
+      throw Error(code::kIsolationFailed,
+                  "cordon's own state '" + p +
+                      "' does not exist, and the command could create it for a later cordon to "
+                      "trust",
+                  "create it (mode 0700), or remove it from the plugin path and configuration");
+    for (const auto& d : w.dirs)
+      if (is_within(d, p))
         throw Error(code::kPathEscape,
-                    "the writable '" + w + "' lies inside cordon's own state '" + p + "'",
+                    "the writable '" + d + "' lies inside cordon's own state '" + p + "'",
                     "choose a workspace and write paths outside cordon's state directories");
-    }
-    if (r.exists) add_unique(view.own_state, {r.path, r.dir, r.dev, r.ino});
+    if (r.exists) add_mask(view.own_state, {r.path, r.dir, r.dev, r.ino}, w, view);
   }
 }
 
-void add_aliases(HostView& view) {
+void add_aliases(const Writable& w, HostView& view) {
   if (view.blocked.empty() && view.own_state.empty()) return;
   auto text = read_text("/proc/self/mountinfo", 1 << 20);
   if (!text) return;
@@ -89,7 +110,7 @@ void add_aliases(HostView& view) {
       ResolvedPath r = resolve_path(alias, LinkRule::any);
       // Shown there only if the same object is found there.
       if (r.exists && r.dev == object.dev && r.ino == object.ino && r.path == alias)
-        add_unique(view.aliases, {alias, object.dir, object.dev, object.ino});
+        add_mask(view.aliases, {alias, object.dir, object.dev, object.ino}, w, view);
     }
   };
   for (const auto& b : view.blocked) add_for(b);
@@ -211,6 +232,20 @@ std::vector<std::string> busybox_applets(const std::string& file) {
   return applet_table(data);
 }
 
+bool reachable_by(const std::string& path, uid_t uid, const std::vector<gid_t>& gids) {
+  std::string dir = path;
+  while (dir.size() > 1) {
+    dir = dir.substr(0, std::max<std::size_t>(dir.rfind('/'), 1));
+    struct stat st {};
+    if (::stat(dir.c_str(), &st) != 0) return true;  // not knowable: masked, as if reachable
+    bool in_group = std::find(gids.begin(), gids.end(), st.st_gid) != gids.end();
+    bool search =
+        st.st_uid == uid || (st.st_mode & S_IXOTH) || (in_group && (st.st_mode & S_IXGRP));
+    if (!search) return false;
+  }
+  return true;
+}
+
 std::vector<MountLine> parse_mountinfo(std::string_view text) {
   std::vector<MountLine> out;
   while (!text.empty()) {
@@ -259,12 +294,13 @@ std::vector<std::string> alias_paths(const std::vector<MountLine>& mounts, dev_t
   return out;
 }
 
-void gather_masks(const Plan& plan, const std::vector<std::string>& writable,
-                  const std::string& program_search, HostView& view) {
-  add_blocked(plan.policy.filesystem.blocked, writable, view);
-  add_own_state(plan.protected_paths, writable, view);
-  add_aliases(view);
-  add_blocked_programs(plan.policy.process.blocked_commands, program_search, writable, view);
+void gather_masks(const Plan& plan, const Writable& writable, const std::string& program_search,
+                  HostView& view) {
+  const auto& fsys = plan.policy.filesystem;
+  add_blocked(fsys.blocked, writable, view);
+  add_own_state(plan.protected_paths, writable, fsys.write_host, view);
+  add_aliases(writable, view);
+  add_blocked_programs(plan.policy.process.blocked_commands, program_search, writable.dirs, view);
 }
 
 }  // namespace cordon::landlock

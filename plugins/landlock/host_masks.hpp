@@ -13,13 +13,25 @@
 
 namespace cordon::landlock {
 
+/// Where the command may write: the canonical writable directories (the workspace and the
+/// write grants; a symlink beneath one is never followed, since a sandbox could have planted
+/// it or could swap it), and the host uid it runs as.
+struct Writable {
+  const std::vector<std::string>& dirs;
+  uid_t uid = 0;
+  std::vector<gid_t> gids;  ///< the groups it runs with
+};
+
+/// Whether a process of `uid` in `gids` can reach `path` now or ever: every directory above it
+/// is searchable by it, or its own (an owner can make it so). Reads the host.
+bool reachable_by(const std::string& path, uid_t uid, const std::vector<gid_t>& gids);
+
 /// Fills view.blocked, blocked_missing, own_state, aliases and blocked_exec for `plan`.
-/// `writable` are the canonical writable directories (the workspace and the write grants): a
-/// symlink beneath one is never followed, since a sandbox could have planted it or could swap
-/// it. Throws cordon::Error CRD1003 when a blocked path or cordon's own state passes through
-/// such a symlink, and when cordon's own state is missing where the command could create it.
-void gather_masks(const Plan& plan, const std::vector<std::string>& writable,
-                  const std::string& program_search, HostView& view);
+/// Throws cordon::Error CRD1003 when a blocked path or cordon's own state passes through a
+/// symlink in a writable directory, and when cordon's own state is missing where the command
+/// could create it.
+void gather_masks(const Plan& plan, const Writable& writable, const std::string& program_search,
+                  HostView& view);
 
 /// One line of /proc/self/mountinfo: the mount's file system and what of it is shown where.
 struct MountLine {

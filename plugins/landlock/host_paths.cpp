@@ -239,7 +239,23 @@ std::vector<std::string> writable_dirs(const std::vector<std::string>& grants,
 
 }  // namespace
 
-HostView gather_host_view(const Plan& plan) {
+namespace {
+
+std::vector<gid_t> groups_of(const SandboxUser& user) {
+  if (!user.gids.empty()) return user.gids;
+  std::vector<gid_t> out{::getegid()};
+  int n = ::getgroups(0, nullptr);
+  if (n > 0) {
+    std::vector<gid_t> more(static_cast<std::size_t>(n));
+    n = ::getgroups(n, more.data());
+    if (n > 0) out.insert(out.end(), more.begin(), more.begin() + n);
+  }
+  return out;
+}
+
+}  // namespace
+
+HostView gather_host_view(const Plan& plan, const SandboxUser& user) {
   HostView view;
   const auto& fsys = plan.policy.filesystem;
   ResolvedPath ws = resolve_workspace(plan.workspace.string());
@@ -256,7 +272,8 @@ HostView gather_host_view(const Plan& plan) {
   add_paths(fsys.write, "write", view.write, view, writable);
   if (!view.read_host) add_paths(fsys.read, "read", view.read, view, writable);
   if (plan.policy.network.allow) add_resolver(view);
-  gather_masks(plan, writable, env_path(plan) + ":" + system_search_path(), view);
+  gather_masks(plan, {writable, user.uid, groups_of(user)},
+               env_path(plan) + ":" + system_search_path(), view);
   add_programs(plan.policy.process.allowed_commands, env_path(plan), view.allowed_exec,
                &view.allowed_missing);
   add_interpreters(view.allowed_exec);

@@ -5,6 +5,7 @@
 #include <cordon/backend.hpp>
 
 #include <sys/types.h>
+#include <unistd.h>
 
 #include <optional>
 #include <string>
@@ -44,6 +45,10 @@ struct HostView {
   /// The same objects as `blocked` and `own_state` where another mount of their file system
   /// shows them (a bind mount elsewhere on the host), each with the object's identity.
   std::vector<HostPath> aliases;
+  /// Blocked paths and cordon's own state the command's user cannot reach (a directory above
+  /// is neither searchable by it nor its own): nothing to mask, and the keeper could not
+  /// open them under that user.
+  std::vector<std::string> unreachable;
   std::vector<HostPath> blocked_exec;        ///< files the blocked commands resolve to (and a
                                              ///< multi-call binary that provides one of them)
   std::vector<std::string> allowed_exec;     ///< files the allowed commands resolve to, and their
@@ -60,7 +65,13 @@ struct HostView {
 /// a symlink inside a writable directory is never followed. Throws cordon::Error: CRD4007 when
 /// the workspace is not an existing directory, CRD4004 when it or a grant passes through a
 /// planted symlink, CRD1003 when a blocked path or cordon's own state does.
-HostView gather_host_view(const Plan& plan);
+/// Whom the command runs as on the host: what it could create or reach is judged by it.
+struct SandboxUser {
+  uid_t uid = ::geteuid();
+  std::vector<gid_t> gids;  ///< its groups; empty: cordon's own (getegid and getgroups)
+};
+
+HostView gather_host_view(const Plan& plan, const SandboxUser& user = {});
 
 /// Every existing program file `name` resolves to: itself when it contains '/', else each
 /// match in `search_path` (":"-separated), canonical and without duplicates.

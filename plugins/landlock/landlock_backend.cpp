@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <filesystem>
 #include <utility>
 
 #include "cgroups.hpp"
@@ -223,7 +224,10 @@ std::optional<Plan> for_command_user(const Plan& plan, const Identity& identity,
                                      RunResult& result) {
   if (identity.uid == ::geteuid() || plan.policy.filesystem.from_home.empty()) return std::nullopt;
   auto user = find_user(identity.uid);
-  if (!user || user->home.empty() || user->home.front() != '/' || user->home == plan.host_home)
+  std::error_code ec;
+  // nobody's /nonexistent (or any home that is not there) holds nothing to grant or block.
+  if (!user || user->home.empty() || user->home.front() != '/' || user->home == plan.host_home ||
+      !std::filesystem::is_directory(user->home, ec))
     return std::nullopt;
   Plan other = plan;
   other.policy = for_command_home(plan.policy, user->home);
@@ -240,7 +244,10 @@ Prepared prepare(const Plan& given, const ProbeFacts& facts, RunResult& result) 
   std::optional<Plan> rehomed = for_command_user(given, p.identity, result);
   const Plan& plan = rehomed ? *rehomed : given;
   const Policy& policy = plan.policy;
-  p.view = gather_host_view(plan);
+  SandboxUser user{p.identity.uid, {}};
+  // As root the sandbox runs with its one group; unprivileged, with cordon's groups.
+  if (p.identity.parent_writes_maps) user.gids = {p.identity.gid};
+  p.view = gather_host_view(plan, user);
   LayoutOptions options;
   options.home_private = policy.filesystem.home == HomeMode::private_home;
   if (policy.limits.memory_mb) options.tmpfs_bytes = *policy.limits.memory_mb << 20;

@@ -44,6 +44,15 @@ std::size_t masked(const Layout& layout, const std::vector<HostPath>& objects) {
   return n;
 }
 
+std::string own_state_line(const HostView& v) {
+  std::string out;
+  if (!v.own_state.empty()) out = "cordon's own state kept out: " + list(paths(v.own_state));
+  if (!v.unreachable.empty())
+    out += (out.empty() ? "" : "; ") + std::string("out of the command's user's reach already: ") +
+           list(v.unreachable);
+  return out;
+}
+
 std::string blocked_line(const RunSetup& s) {
   std::string line = std::to_string(masked(s.layout, s.view.blocked)) + " of the " +
                      std::to_string(s.view.blocked.size()) +
@@ -59,8 +68,7 @@ std::string blocked_line(const RunSetup& s) {
     line += "; " + std::to_string(s.layout.pins.size()) +
             " of their directories inside write grants are mount points the command cannot "
             "rename or remove";
-  if (!s.view.own_state.empty())
-    line += "; cordon's own state kept out: " + list(paths(s.view.own_state));
+  if (auto own = own_state_line(s.view); !own.empty()) line += "; " + own;
   return line;
 }
 
@@ -132,9 +140,9 @@ std::vector<Enforcement> enforcement_report(const RunSetup& setup) {
     blocks = blocks || r.id == cap::fs_read_block;
   }
   // cordon's own state is hidden whatever the policy asks: said even when it blocks nothing.
-  if (!blocks && !setup.view.own_state.empty())
-    out.push_back({std::string(cap::fs_read_block),
-                   "cordon's own state kept out: " + list(paths(setup.view.own_state))});
+  if (!blocks)
+    if (auto own = own_state_line(setup.view); !own.empty())
+      out.push_back({std::string(cap::fs_read_block), own});
   return out;
 }
 

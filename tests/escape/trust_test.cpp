@@ -236,3 +236,48 @@ TEST_CASE("escape: as root, '~' in blocked paths covers the home of the user the
   for (const auto& n : ran.json->notes) said = said || n.find("apply to") != std::string::npos;
   CHECK(said);
 }
+
+TEST_CASE("escape: cordon's own state is out of reach even where the policy grants its home",
+          "[escape][userns][fs][trust]") {
+  Scratch s;
+  // cordon's HOME for this run: its job state, backend state (unprivileged) and configuration
+  // directories go under it, and the policy grants all of it for writing.
+  std::string home = s.root() + "/home";
+  s.mkdir(home, 0700);
+  s.mkdir(home + "/.config/other");
+  s.write(home + "/.local/state/cordon/jobs/planted-earlier", kSecretContent);
+  RunExtras extras;
+  extras.set_env = {{"HOME", home}, {"XDG_STATE_HOME", ""}, {"XDG_CONFIG_HOME", ""}};
+  extras.unset_env = {"XDG_RUNTIME_DIR", "XDG_CACHE_HOME"};
+  auto policy = confined(s.root());
+  policy.read_host = true;
+  policy.write = std::vector<std::string>{"{workspace}", "~"};
+  const std::string state = home + "/.local/state/cordon";
+  auto ran = run_probe(s, policy, "fsop",
+                       {"list", state, "read", state + "/jobs/planted-earlier", "create",
+                        state + "/jobs/forged", "create", home + "/.config/cordon/config.toml",
+                        "create", home + "/.config/other/ok", "rename", home + "/.local",
+                        home + "/.local2"},
+                       extras);
+  INFO(ran.describe());
+  CHECK_THAT(ran.line("list " + state), IsErr(kReadDenied));
+  CHECK_THAT(ran.line("read " + state + "/jobs/planted-earlier"), IsErr(kReadDenied));
+  CHECK_THAT(ran.line("create " + state + "/jobs/forged"), IsErr(kHiddenWriteDenied));
+  CHECK_THAT(ran.line("create " + home + "/.config/cordon/config.toml"),
+             IsErr(kHiddenWriteDenied));
+  // A directory above the masked state is pinned (as root the command, another user, cannot
+  // enter this root-owned home at all).
+  CHECK_THAT(ran.line("rename " + home + "/.local"),
+             IsErr(running_as_root() ? std::set<std::string>{"EACCES", "EBUSY"}
+                                     : std::set<std::string>{"EBUSY"}));
+  CHECK_FALSE(exists(state + "/jobs/forged"));
+  CHECK_FALSE(exists(home + "/.config/cordon/config.toml"));
+  // The rest of the granted home is the command's to write (as root the command is another
+  // user, whom this root-owned home does not let in).
+  if (!running_as_root()) CHECK_THAT(ran.line("create " + home + "/.config/other/ok"), IsOk());
+  REQUIRE(ran.json);
+  bool reported = false;
+  for (const auto& [cap, how] : ran.json->report)
+    reported = reported || (cap == "fs.read.block" && how.find("cordon's own state") != std::string::npos);
+  CHECK(reported);
+}

@@ -138,3 +138,18 @@ TEST_CASE("host masks: busybox's applet table is read from its program file", "[
   }
   CHECK(busybox_applets("/bin/true").empty());
 }
+
+TEST_CASE("host masks: what the command's user cannot reach needs no mask", "[host_paths]") {
+  TempDir t("cordon-hp-", ::getuid());
+  std::string dir = std::filesystem::canonical(t.path()).string() + "/private";
+  std::filesystem::create_directories(dir + "/inner");
+  REQUIRE(::chmod(dir.c_str(), 0700) == 0);
+  const uid_t stranger = 54321;
+  CHECK_FALSE(reachable_by(dir + "/inner/secret", stranger, {}));
+  CHECK(reachable_by(dir + "/inner/secret", ::getuid(), {}));  // its owner can always open it up
+  REQUIRE(::chmod(dir.c_str(), 0710) == 0);
+  CHECK_FALSE(reachable_by(dir + "/inner/secret", stranger, {}));
+  CHECK(reachable_by(dir + "/inner/secret", stranger, {::getgid()}));  // a member of its group
+  REQUIRE(::chmod(dir.c_str(), 0711) == 0);
+  CHECK(reachable_by(dir + "/inner/secret", stranger, {}));
+}

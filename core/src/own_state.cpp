@@ -47,9 +47,11 @@ fs::path base_of(const fs::path& dir) {
   return best;
 }
 
-// Makes `dir` cordon's own unless its base is missing (or, with `based`, unknown).
+// Makes a missing `dir` cordon's own unless its base is missing (or, with `based`, unknown).
 void prepare(const fs::path& dir, bool based, const char* what, std::vector<std::string>& notes) {
-  fs::path base = dir.empty() ? fs::path() : base_of(dir);
+  // An existing one is checked where it is used; here it only has to exist, and be masked.
+  if (!missing(dir)) return;
+  fs::path base = base_of(dir);
   if (dir.empty() || (based && base.empty()) || missing(base)) return;
   try {
     PrivateDir::create(dir);

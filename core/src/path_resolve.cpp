@@ -11,6 +11,7 @@
 
 #include <cerrno>
 #include <climits>
+#include <cstdio>
 #include <deque>
 #include <filesystem>
 
@@ -146,6 +147,27 @@ ResolvedPath walk(const std::string& path, LinkRule rule, const std::vector<std:
   return r;
 }
 
+// Every link followed by the kernel, in one lookup: what the path names, by the name its
+// descriptor has (the links are not recorded).
+ResolvedPath follow(const std::string& path) {
+  ResolvedPath r;
+  r.path = path;
+  int fd = ::open(path.c_str(), O_PATH | O_CLOEXEC);
+  if (fd < 0) return r;
+  struct stat st {};
+  char link[32], target[PATH_MAX];
+  std::snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+  ssize_t n = ::fstat(fd, &st) == 0 ? ::readlink(link, target, sizeof target - 1) : -1;
+  ::close(fd);
+  if (n <= 0 || target[0] != '/') return walk(path, LinkRule::any, {});  // no /proc
+  r.path.assign(target, static_cast<std::size_t>(n));
+  r.exists = true;
+  r.dir = S_ISDIR(st.st_mode);
+  r.dev = st.st_dev;
+  r.ino = st.st_ino;
+  return r;
+}
+
 }  // namespace
 
 ResolvedPath resolve_path(const std::string& path, LinkRule rule,
@@ -168,7 +190,7 @@ ResolvedPath resolve_path(const std::string& path, LinkRule rule,
   }
   // Missing, or not searchable, with no symlink met on the way: no other lookup finds it.
   if (errno != ELOOP) return r;
-  return walk(r.path, rule, bases);
+  return rule == LinkRule::any ? follow(r.path) : walk(r.path, rule, bases);
 }
 
 ResolvedPath resolve_workspace(const std::string& path) {

@@ -12,6 +12,7 @@
 #include "exec_block.hpp"
 #include "mounted_programs.hpp"
 #include "pool.hpp"
+#include "private_dir.hpp"
 #include "probe.hpp"
 
 namespace cordon::docker {
@@ -35,12 +36,14 @@ class DockerBackend final : public Backend {
   /// The daemon at `ep`, pinged and versioned once per backend object.
   std::shared_ptr<const Daemon> daemon_for(const Endpoint& ep);
   void execute(const Plan& plan, OutputSink& sink, RunResult& result);
-  std::filesystem::path mask_dir() const;
-  /// The warm pool for `daemon`, made on first use.
-  WarmPool& pool_for(const std::shared_ptr<const Daemon>& daemon);
+  /// The backend's state directory (the context's, else default_backend_state_dir()/docker),
+  /// verified (PrivateDir) for each run. Throws CRD1003.
+  PrivateDir state_dir() const;
+  /// The warm pool for `daemon`, made on first use with the waiter at `waiter_path`.
+  WarmPool& pool_for(const std::shared_ptr<const Daemon>& daemon, const std::string& waiter_path);
   /// The files of process.blocked_commands, in the image and on the host `mounts` (in
   /// `image_files` and `mounted.masks`); throws CRD1003 when one cannot be masked.
-  MountedPrograms blocked_programs(const Daemon& daemon, const Plan& plan,
+  MountedPrograms blocked_programs(const Daemon& daemon, const PrivateDir& state, const Plan& plan,
                                    const std::string& image_id,
                                    const std::vector<HostMount>& mounts,
                                    std::vector<std::string>& image_files);

@@ -5,8 +5,10 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
-#include <fstream>
 #include <functional>
 #include <sstream>
 
@@ -124,8 +126,49 @@ ExecMasks decide_masks(const std::vector<std::string>& candidates,
   return m;
 }
 
-ExecMasks ExecBlockCache::masks(const Daemon& daemon, const std::string& image_id,
-                                const std::vector<std::string>& names, const std::string& path_env,
+namespace {
+
+// The cached masks in `dir`, read without following a link.
+std::optional<ExecMasks> load(const PrivateDir& dir, const std::string& key) {
+  int fd = dir.open_file(key + ".json", O_RDONLY);
+  if (fd < 0) return std::nullopt;
+  std::string text;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;)
+    text.append(buf, static_cast<std::size_t>(n));
+  ::close(fd);
+  json::error_code ec;
+  auto parsed = json::parse(text, ec);
+  if (ec || !parsed.is_object()) return std::nullopt;
+  ExecMasks m;
+  const auto& o = parsed.as_object();
+  if (const auto* r = o.if_contains("refusal"); r && r->is_string()) m.refusal = r->as_string();
+  for (auto [name, list] : {std::pair{"files", &m.files}, std::pair{"dangling", &m.dangling}})
+    if (const auto* f = o.if_contains(name); f && f->is_array())
+      for (const auto& p : f->as_array())
+        if (p.is_string()) list->emplace_back(p.as_string());
+  return m;
+}
+
+void store(const PrivateDir& dir, const std::string& key, const ExecMasks& masks) {
+  json::array files, dangling;
+  for (const auto& f : masks.files) files.emplace_back(f);
+  for (const auto& d : masks.dangling) dangling.emplace_back(d);
+  try {
+    dir.replace_file(key + ".json",
+                     json::serialize(json::object{
+                         {"refusal", masks.refusal}, {"files", files}, {"dangling", dangling}}),
+                     0600);
+  } catch (const Error&) {
+    // A cache that cannot be written costs the next run a lookup, nothing else.
+  }
+}
+
+}  // namespace
+
+ExecMasks ExecBlockCache::masks(const Daemon& daemon, const PrivateDir& dir,
+                                const std::string& image_id, const std::vector<std::string>& names,
+                                const std::string& path_env,
                                 const std::vector<std::string>& extra) {
   auto candidates = exec_candidates(names, path_env);
   for (const auto& e : extra)
@@ -136,7 +179,7 @@ ExecMasks ExecBlockCache::masks(const Daemon& daemon, const std::string& image_i
     std::lock_guard lock(mutex_);
     if (auto it = memory_.find(key); it != memory_.end()) return it->second;
   }
-  std::optional<ExecMasks> found = load(key);
+  std::optional<ExecMasks> found = load(dir, key);
   if (!found) {
     // A container that is created and never started: the daemon stats paths of its root.
     json::object body{{"Image", image_id},
@@ -151,43 +194,11 @@ ExecMasks ExecBlockCache::masks(const Daemon& daemon, const std::string& image_i
       if (st.symlink && base_name(st.link_target) == base_name(path))
         stats[st.link_target] = stat_path(daemon, probe.id(), st.link_target);
     found = decide_masks(candidates, stats);
-    store(key, *found);
+    store(dir, key, *found);
   }
   std::lock_guard lock(mutex_);
   memory_[key] = *found;
   return *found;
-}
-
-std::optional<ExecMasks> ExecBlockCache::load(const std::string& key) const {
-  std::ifstream in(dir_ / (key + ".json"));
-  if (!in) return std::nullopt;
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  json::error_code ec;
-  auto parsed = json::parse(text, ec);
-  if (ec || !parsed.is_object()) return std::nullopt;
-  ExecMasks m;
-  const auto& o = parsed.as_object();
-  if (const auto* r = o.if_contains("refusal"); r && r->is_string()) m.refusal = r->as_string();
-  for (auto [name, list] : {std::pair{"files", &m.files}, std::pair{"dangling", &m.dangling}})
-    if (const auto* f = o.if_contains(name); f && f->is_array())
-      for (const auto& p : f->as_array())
-        if (p.is_string()) list->emplace_back(p.as_string());
-  return m;
-}
-
-void ExecBlockCache::store(const std::string& key, const ExecMasks& masks) const {
-  std::error_code ec;
-  std::filesystem::create_directories(dir_, ec);
-  json::array files, dangling;
-  for (const auto& f : masks.files) files.emplace_back(f);
-  for (const auto& d : masks.dangling) dangling.emplace_back(d);
-  std::string tmp = (dir_ / (key + ".tmp")).string();
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << json::serialize(
-        json::object{{"refusal", masks.refusal}, {"files", files}, {"dangling", dangling}});
-  }
-  std::filesystem::rename(tmp, dir_ / (key + ".json"), ec);
 }
 
 }  // namespace cordon::docker

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "api.hpp"
+#include "private_dir.hpp"
 
 namespace cordon::docker {
 
@@ -41,22 +42,16 @@ std::vector<std::string> exec_candidates(const std::vector<std::string>& names,
 ExecMasks decide_masks(const std::vector<std::string>& candidates,
                        const std::map<std::string, PathStat>& stats);
 
-/// Finds and caches (in memory and under `cache_dir`) the masks for `image_id`.
+/// Finds and caches (in memory and in a verified directory of cordon's) the masks for an image.
 class ExecBlockCache {
  public:
-  explicit ExecBlockCache(std::filesystem::path cache_dir) : dir_(std::move(cache_dir)) {}
-
   /// The masks for `names` in the image, and for `extra` (image paths that links on a host
-  /// mount lead to); asks the daemon only when not cached.
-  ExecMasks masks(const Daemon& daemon, const std::string& image_id,
+  /// mount lead to); asks the daemon only when not cached in memory or in `dir`.
+  ExecMasks masks(const Daemon& daemon, const PrivateDir& dir, const std::string& image_id,
                   const std::vector<std::string>& names, const std::string& path_env,
                   const std::vector<std::string>& extra = {});
 
  private:
-  std::optional<ExecMasks> load(const std::string& key) const;
-  void store(const std::string& key, const ExecMasks& masks) const;
-
-  std::filesystem::path dir_;
   std::mutex mutex_;
   std::map<std::string, ExecMasks> memory_;
 };

@@ -99,7 +99,7 @@ TEST_CASE("container_spec: no private tmpfs hides a granted mount, the report sa
   Settings s;
   s.image = "img";
   s.mounts = {{"/data", "/data/", false}};
-  SpecInput in{plan, s, "run1", "1000:1000", {}, {"/tmp"}, {}, "/m/f", "/m/d", {}, {}, {}, {}};
+  SpecInput in{plan, s, "run1", "1000:1000", {}, {"/tmp"}, {}, "/m/f", "/m/d", {}, {}, {}, {}, {}};
   auto spec = make_spec(in);
   const auto& hc = spec.body.at("HostConfig").as_object();
   CHECK_FALSE(hc.at("Tmpfs").as_object().contains("/tmp"));
@@ -137,7 +137,7 @@ TEST_CASE("container_spec: a mask at a mount's own target replaces the mount", "
   s.image = "img";
   s.mounts = {{"/host/tool", "/opt/tool", false}};
   SpecInput in{plan,   s,  "run1",        "1000:1000",   {}, {}, {}, "/m/f",
-               "/m/d", {}, {"/opt/tool"}, {"/opt/tool"}, {}};
+               "/m/d", {}, {"/opt/tool"}, {"/opt/tool"}, {}, {}};
   auto spec = make_spec(in);
   const auto& mounts = spec.body.at("HostConfig").as_object().at("Mounts").as_array();
   REQUIRE(mounts.size() == 2);  // the workspace, and one mask at /opt/tool

@@ -258,7 +258,7 @@ WarmPool& DockerBackend::pool_for(const std::shared_ptr<const Daemon>& daemon,
 }
 
 MountedPrograms DockerBackend::blocked_programs(const Daemon& daemon, const PrivateDir& state,
-                                                const Plan& plan, const std::string& image_id,
+                                                const Plan& plan, const ImageRun& image,
                                                 const std::vector<HostMount>& mounts,
                                                 std::vector<std::string>& image_files) {
   const auto& names = plan.policy.process.blocked_commands;
@@ -267,13 +267,18 @@ MountedPrograms DockerBackend::blocked_programs(const Daemon& daemon, const Priv
   // which exec_candidates() always adds).
   auto path = plan.env.count("PATH") ? plan.env.at("PATH") : std::string();
   MountedPrograms mounted = mounted_programs(exec_candidates(names, path), mounts);
+  MulticallScan scan = [&](const std::vector<std::string>& applets,
+                           const std::vector<std::string>& dirs) {
+    return multicall_programs(daemon, image.id, image.waiter_path, image.seccomp, applets, dirs);
+  };
   ExecMasks m =
-      exec_cache_.masks(daemon, state.sub("exec-block"), image_id.empty() ? "unknown" : image_id,
-                        names, path, mounted.image_links);
+      exec_cache_.masks(daemon, state.sub("exec-block"), image.id.empty() ? "unknown" : image.id,
+                        names, path, scan, mounted.image_links);
   if (!m.refusal.empty())
     throw Error(code::kIsolationFailed, "process.blocked_commands cannot be enforced: " + m.refusal,
                 "use an image whose blocked programs are files of their own, or remove the name "
                 "from process.blocked_commands");
+  check_foreign_links(mounted, m);
   settle_image_masks(mounts, m, mounted);
   image_files = std::move(m.files);
   return mounted;
@@ -308,8 +313,9 @@ void DockerBackend::execute(const Plan& plan, OutputSink& sink, RunResult& resul
   check_runtime(*daemon, settings.runtime);
   HostSide host = hold_host_side(plan, settings, masks, waiter, result.notes);
   std::vector<std::string> exec_masks;
-  MountedPrograms mounted =
-      blocked_programs(*daemon, state, plan, image.id, host.mounts, exec_masks);
+  auto seccomp = seccomp_profile(daemon_arch(*daemon));
+  MountedPrograms mounted = blocked_programs(
+      *daemon, state, plan, {image.id, waiter.host_path, seccomp}, host.mounts, exec_masks);
   result.notes.insert(result.notes.end(), mounted.notes.begin(), mounted.notes.end());
   // Each stage of making the container looks at the stop request and the deadline; the
   // daemon's calls that may wait (attach, wait, start) poll them.
@@ -326,7 +332,7 @@ void DockerBackend::execute(const Plan& plan, OutputSink& sink, RunResult& resul
                owner_labels(),
                std::move(exec_masks),
                std::move(mounted.masks),
-               seccomp_profile(daemon_arch(*daemon)),
+               seccomp,
                std::move(host.own)};
   ContainerSpec spec = make_spec(in);
   // Every container runs the command through the waiter, which checks the mounts first.

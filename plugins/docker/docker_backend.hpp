@@ -14,6 +14,7 @@
 #include "pool.hpp"
 #include "private_dir.hpp"
 #include "probe.hpp"
+#include "seccomp_profile.hpp"
 
 namespace cordon::docker {
 
@@ -41,11 +42,17 @@ class DockerBackend final : public Backend {
   PrivateDir state_dir() const;
   /// The warm pool for `daemon`, made on first use with the waiter at `waiter_path`.
   WarmPool& pool_for(const std::shared_ptr<const Daemon>& daemon, const std::string& waiter_path);
-  /// The files of process.blocked_commands, in the image and on the host `mounts` (in
-  /// `image_files` and `mounted.masks`); throws CRD1003 when one cannot be masked.
+  /// What a run's image scan needs: the image, the waiter's copy and cordon's profile.
+  struct ImageRun {
+    std::string id;
+    std::string waiter_path;
+    std::shared_ptr<const SeccompProfile> seccomp;
+  };
+  /// The files of process.blocked_commands, in the image (with the multi-call programs that
+  /// provide one) and on the host `mounts` (in `image_files` and `mounted.masks`); throws
+  /// CRD1003 when one cannot be masked.
   MountedPrograms blocked_programs(const Daemon& daemon, const PrivateDir& state, const Plan& plan,
-                                   const std::string& image_id,
-                                   const std::vector<HostMount>& mounts,
+                                   const ImageRun& image, const std::vector<HostMount>& mounts,
                                    std::vector<std::string>& image_files);
 
   std::mutex mutex_;

@@ -19,6 +19,12 @@
  * It enforces the run's deadline itself: at the deadline it kills every process of the
  * container and ends with kDeadline, so that a run ends on time even when cordon is gone.
  *
+ * Run as `/.cordon-waiter --multicall NAME... -- DIR...` it runs no command: it lists the
+ * multi-call programs (busybox, toybox) among the executables of each DIR that provide one of
+ * the NAMEs as an applet, by asking each (`busybox --list`), and prints the real path of each
+ * file of such a program, one per line, for cordon to mask (multicall.hpp), each followed by
+ * "=NAME" when it was found by another name (a link).
+ *
  * Wire format of the input (integers big-endian): nonce; flags (4 bytes: bit 0, the rest of
  * stdin is the command's, else its stdin is /dev/null); the milliseconds left until the
  * deadline (8 bytes, 0: none); the count of checks (4 bytes), each a 4-byte length and the
@@ -26,6 +32,7 @@
  * bytes), each a 4-byte length and its bytes. Built static, bind-mounted read-only into the
  * container. */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -35,6 +42,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -249,7 +257,107 @@ static void write_trailer(unsigned char* trailer, uint32_t code) {
   write_all(1, trailer, kNonce + 4);
 }
 
-int main(void) {
+/* --multicall: the applets `path` provides (its output of `--list`, or toybox's list), into
+ * `out` (NUL-terminated, at most `size` bytes); 0 when it is no multi-call program. */
+static size_t applets_of(const char* path, char* out, size_t size) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  struct stat st;
+  if (fd < 0 || fstat(fd, &st) != 0 || st.st_size <= 0 || st.st_size > (64 << 20)) {
+    if (fd >= 0) close(fd);
+    return 0;
+  }
+  void* map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+  close(fd);
+  if (map == MAP_FAILED) return 0;
+  /* An ELF program whose own help names it a multi-call binary (nothing else is run). */
+  size_t len = (size_t)st.st_size;
+  int elf = len > 4 && memcmp(map, "\177ELF", 4) == 0;
+  int busybox =
+      elf && memmem(map, len, "BusyBox v", 9) && memmem(map, len, "multi-call binary", 17);
+  int toybox =
+      elf && !busybox && memmem(map, len, "Toybox", 6) && memmem(map, len, "multicall binary", 16);
+  munmap(map, (size_t)st.st_size);
+  if (!busybox && !toybox) return 0;
+  int pipefd[2];
+  if (pipe2(pipefd, O_CLOEXEC) != 0) return 0;
+  pid_t pid = fork();
+  if (pid == 0) {
+    int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+    dup2(null, 0);
+    dup2(null, 2);
+    dup2(pipefd[1], 1);
+    alarm(5);
+    char* busybox_argv[] = {"busybox", "--list", NULL};
+    char* toybox_argv[] = {"toybox", NULL};
+    execv(path, busybox ? busybox_argv : toybox_argv);
+    _exit(127);
+  }
+  close(pipefd[1]);
+  size_t n = 0;
+  for (ssize_t got; pid > 0 && n + 1 < size && (got = read(pipefd[0], out + n, size - 1 - n)) != 0;)
+    if (got > 0)
+      n += (size_t)got;
+    else if (errno != EINTR)
+      break;
+  close(pipefd[0]);
+  if (pid > 0) waitpid(pid, NULL, 0);
+  out[n] = '\0';
+  return n;
+}
+
+/* --multicall: whether the applet list `list` (whitespace-separated) holds one of `names`. */
+static int provides(char* list, char** names, int count) {
+  for (char* word = strtok(list, " \t\n"); word; word = strtok(NULL, " \t\n"))
+    for (int i = 0; i < count; ++i)
+      if (strcmp(word, names[i]) == 0) return 1;
+  return 0;
+}
+
+/* --multicall NAME... -- DIR...: prints the real path of every executable in the DIRs that is
+ * a multi-call program providing one of the NAMEs (each file once). */
+static int multicall_main(int argc, char** argv) {
+  int sep = 2;
+  while (sep < argc && strcmp(argv[sep], "--") != 0) ++sep;
+  if (sep >= argc) return 2;
+  static char list[1 << 20];
+  static struct {
+    dev_t dev;
+    ino_t ino;
+    int provides;
+  } seen[8192];
+  size_t nseen = 0;
+  for (int d = sep + 1; d < argc; ++d) {
+    DIR* dir = opendir(argv[d]);
+    if (!dir) continue;
+    for (struct dirent* e; (e = readdir(dir)) != NULL;) {
+      char path[PATH_MAX], real[PATH_MAX];
+      struct stat st;
+      if (e->d_name[0] == '.' ||
+          snprintf(path, sizeof path, "%s/%s", argv[d], e->d_name) >= (int)sizeof path ||
+          stat(path, &st) != 0 || !S_ISREG(st.st_mode) || !(st.st_mode & 0111) ||
+          !realpath(path, real))
+        continue;
+      /* Each file is asked once; every name of it (hard links, links) is printed. */
+      size_t i = 0;
+      while (i < nseen && !(seen[i].dev == st.st_dev && seen[i].ino == st.st_ino)) ++i;
+      if (i == nseen) {
+        if (nseen == sizeof seen / sizeof seen[0]) continue;
+        seen[i].dev = st.st_dev;
+        seen[i].ino = st.st_ino;
+        seen[i].provides =
+            applets_of(real, list, sizeof list) > 0 && provides(list, argv + 2, sep - 2);
+        ++nseen;
+      }
+      /* The real path is masked; the name it was found by (a link) is named after '='. */
+      if (seen[i].provides) printf(strcmp(path, real) ? "%s\n=%s\n" : "%s\n", real, path);
+    }
+    closedir(dir);
+  }
+  return fflush(stdout) == 0 ? 0 : 1;
+}
+
+int main(int argc, char** argv) {
+  if (argc > 1 && strcmp(argv[1], "--multicall") == 0) return multicall_main(argc, argv);
   unsigned char trailer[kNonce + 4];
   prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
   char** command = NULL;

@@ -33,7 +33,8 @@ Endpoint endpoint() {
   return resolve_endpoint(s && *s ? s : "", "");
 }
 
-// The containers labelled cordon.pid=`pid`, each with whether it is running.
+// The run containers labelled cordon.pid=`pid` (not the image's scans), each with whether it
+// is running.
 std::vector<std::pair<std::string, bool>> containers_of(pid_t pid) {
   std::string filter = R"({"label":["cordon.pid=)" + std::to_string(pid) + R"("]})";
   Response r =
@@ -42,6 +43,8 @@ std::vector<std::pair<std::string, bool>> containers_of(pid_t pid) {
   auto parsed = boost::json::parse(r.body);
   for (const auto& c : parsed.as_array()) {
     const auto& o = c.as_object();
+    std::string run(o.at("Labels").as_object().at("cordon.run").as_string());
+    if (run == "exec-probe" || run == "multicall-scan") continue;
     out.emplace_back(std::string(o.at("Id").as_string()), o.at("State").as_string() == "running");
   }
   return out;
@@ -62,9 +65,9 @@ std::pair<pid_t, Clock::time_point> run_and_kill(const TempDir& ws, const std::s
                                                  const std::string& script) {
   auto config = write_config(ws);
   escape::SpawnOptions o;
-  o.argv = {CORDON_CLI, "run",       "--backend", "docker",      "--config",
-            config,     "--timeout", timeout,     "--workspace", ws.path().string(),
-            "--",       "/bin/sh",   "-c",        script};
+  o.argv = {CORDON_CLI, "run",          "--backend", "docker", "--config",    config,
+            "--policy", cli_policy(ws), "--timeout", timeout,  "--workspace", ws.path().string(),
+            "--",       "/bin/sh",      "-c",        script};
   auto started = Clock::now();
   escape::Process cordon_run(o);
   pid_t pid = cordon_run.pid();

@@ -106,6 +106,14 @@ RunResult run_sh(const Policy& policy, const std::string& workspace, const std::
   return backend().run(make_plan(policy, workspace, {"/bin/sh", "-c", script}), sink);
 }
 
+std::string cli_policy(const cordon::testing::TempDir& dir) {
+  std::string file = dir / "cordon-test-policy.toml";
+  std::ofstream out(file);
+  out << "version = 1\n[policy]\nname = \"docker-tests\"\nextends = \"standard\"\n"
+         "[process]\nblocked_commands = [\"sudo\", \"doas\", \"pkexec\"]\n";
+  return file;
+}
+
 std::vector<std::string> our_containers() {
   std::string filter = R"({"label":["cordon.pid=)" + std::to_string(::getpid()) + R"("]})";
   Response r =

@@ -70,6 +70,11 @@ bool docker_ready();
 RunResult run_sh(const Policy& policy, const std::string& workspace, const std::string& script,
                  CaptureSink& sink);
 
+/// A policy file in `dir` for the CLI tests: the standard preset without `su` among the blocked
+/// commands. The test image's every program is its busybox, which provides su as an applet, and
+/// a multi-call program that provides a blocked applet is masked (nothing would run).
+std::string cli_policy(const cordon::testing::TempDir& dir);
+
 /// Ids of the containers labelled as made by this process.
 std::vector<std::string> our_containers();
 

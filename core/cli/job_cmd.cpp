@@ -1,5 +1,6 @@
 // `cordon job start|output|status|wait|stop|list|remove|gc`: background jobs.
 #include <cordon/jobs.hpp>
+#include <cordon/terminal_text.hpp>
 
 #include <boost/json.hpp>
 
@@ -23,6 +24,7 @@ struct JobArgs {
   std::string grace = "5s";
   std::string id;
   std::size_t tail = 200;
+  bool raw = false;
   bool json = false;
   bool all = false;
   RuntimeOptions runtime;
@@ -66,7 +68,8 @@ JobSpec spec_of(const JobArgs& a) {
 
 void add_common(CLI::App* v, JobArgs& a) {
   v->add_option("--state-dir", a.state_dir,
-                "job state directory (default: $XDG_STATE_HOME/cordon/jobs)");
+                "job state directory (default: $XDG_STATE_HOME/cordon/jobs, else "
+                "~/.local/state/cordon/jobs; /var/lib/cordon/jobs for root without HOME)");
 }
 
 CLI::App* add_id_verb(CLI::App* job, const char* name, const char* help, JobArgs& a) {
@@ -100,13 +103,19 @@ void register_inspect(CLI::App* job, const std::shared_ptr<JobArgs>& a) {
   auto* out = add_id_verb(job, "output", "print the newest output of a job", *a);
   out->add_option("--tail", a->tail, "how many lines (default 200)");
   out->add_flag("--json", a->json, "print JSON");
+  out->add_flag("--raw", a->raw,
+                "on a terminal too, print the output's escape sequences unchanged");
   out->callback([a] {
     run_verb(kJobError, [&] {
       auto text = manager_of(*a).output(a->id, a->tail);
-      if (a->json)
+      if (a->json) {
         std::cout << boost::json::serialize(output_json(a->id, text)) << "\n";
-      else
+      } else if (!a->raw && is_terminal(1)) {
+        TerminalText shown;
+        std::cout << shown.filter(text) << shown.finish();
+      } else {
         std::cout << text;
+      }
       return 0;
     });
   });
@@ -153,7 +162,9 @@ void register_control(CLI::App* job, const std::shared_ptr<JobArgs>& a) {
   add_common(gc, *a);
   gc->callback([a] {
     run_verb(kJobError, [&] {
-      std::cout << "removed " << manager_of(*a).gc() << " ended job(s)\n";
+      std::vector<std::string> kept;
+      std::cout << "removed " << manager_of(*a).gc(&kept) << " ended job(s)\n";
+      for (const auto& line : kept) std::cerr << "warning: kept " << line << "\n";
       return 0;
     });
   });

@@ -26,6 +26,12 @@ json::object job_json(const JobInfo& info) {
                                     info.created.time_since_epoch())
                                     .count()},
                  {"supervisor_alive", info.status == JobStatus::running}};
+  if (info.status == JobStatus::lost) o["live_processes"] = info.live_processes;
+  if (!info.cleanup.empty()) {
+    json::array lines;
+    for (const auto& l : info.cleanup) lines.push_back(json::string(l));
+    o["cleanup"] = std::move(lines);
+  }
   if (info.result) {
     const auto& r = *info.result;
     json::array report;
@@ -80,6 +86,8 @@ void print_job(const JobInfo& info, bool json, bool just_started) {
   }
   std::cout << info.id << "\t" << outcome(info) << "\t" << info.backend << "\t"
             << command_line(info) << "\n";
+  for (const auto& line : info.cleanup)
+    std::cerr << "note: job " << info.id << ": " << line << "\n";
 }
 
 void print_jobs(const std::vector<JobInfo>& jobs, bool json) {
@@ -91,8 +99,12 @@ void print_jobs(const std::vector<JobInfo>& jobs, bool json) {
   }
   for (const auto& j : jobs) {
     print_job(j, false);
-    if (j.status == JobStatus::lost)
-      std::cerr << "warning: job " << j.id << ": its supervisor is gone and left no result\n";
+    if (j.status != JobStatus::lost) continue;
+    std::cerr << "warning: job " << j.id << ": its supervisor is gone and left no result";
+    if (j.live_processes > 0)
+      std::cerr << "; " << j.live_processes << " of its processes are alive ('cordon job stop "
+                << j.id << "' ends them)";
+    std::cerr << "\n";
   }
 }
 

@@ -22,6 +22,7 @@ struct RunArgs {
   RunInput input;
   bool json = false;
   bool verbose = false;
+  bool raw = false;
   RuntimeOptions runtime;
 };
 
@@ -48,7 +49,7 @@ int run_main(const RunArgs& a) {
   RunOutcome out;
   std::unique_ptr<Registry> registry;
   CollectSink collected;
-  PassThroughSink passthrough;
+  PassThroughSink passthrough(a.raw);
   auto stop = std::make_shared<StopToken>();
   StopOnSignals signals(stop);
   try {
@@ -57,6 +58,8 @@ int run_main(const RunArgs& a) {
     Config config;
     registry = make_registry(a.runtime, config);
     inv.config_backends = config.backends;
+    if (a.runtime.config)
+      inv.protected_paths.push_back(std::filesystem::absolute(*a.runtime.config));
     out =
         run_invocation(*registry, inv, a.json ? static_cast<OutputSink&>(collected) : passthrough);
   } catch (const ErrorList& e) {
@@ -64,6 +67,7 @@ int run_main(const RunArgs& a) {
   } catch (const Error& e) {
     out.result.error = e;
   }
+  passthrough.finish();
   if (a.json) {
     if (registry) print_diagnostics(*registry, std::cerr, out.result.error);
     std::cout << boost::json::serialize(run_json(out, collected)) << "\n";
@@ -93,6 +97,9 @@ void register_run(CLI::App& app) {
                   "default /dev/null");
   run->add_flag("--json", args->json, "print one JSON object with the result, nothing else");
   run->add_flag("-v,--verbose", args->verbose, "print the enforcement report after the run");
+  run->add_flag("--raw", args->raw,
+                "on a terminal too, write the command's output unchanged (its escape sequences "
+                "act on the terminal); by default they are shown as text there");
   add_runtime_options(run, args->runtime);
   run->add_option("--command", in.command,
                   "one command string, split by POSIX word rules (never a shell unless the "

@@ -13,14 +13,37 @@ void CollectSink::write(Stream stream, std::string_view chunk) {
   (stream == Stream::out ? out : err).append(chunk);
 }
 
-void PassThroughSink::write(Stream stream, std::string_view chunk) {
-  int fd = stream == Stream::out ? 1 : 2;
+namespace {
+
+void write_all(int fd, std::string_view chunk) {
   while (!chunk.empty()) {
     ssize_t n = ::write(fd, chunk.data(), chunk.size());
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return;  // our own stdout is gone: the command still runs to its end
     chunk.remove_prefix(static_cast<std::size_t>(n));
   }
+}
+
+}  // namespace
+
+PassThroughSink::PassThroughSink(bool raw) {
+  if (raw) return;
+  if (is_terminal(1)) out_.emplace();
+  if (is_terminal(2)) err_.emplace();
+}
+
+void PassThroughSink::write(Stream stream, std::string_view chunk) {
+  int fd = stream == Stream::out ? 1 : 2;
+  auto& filter = stream == Stream::out ? out_ : err_;
+  if (filter)
+    write_all(fd, filter->filter(chunk));
+  else
+    write_all(fd, chunk);
+}
+
+void PassThroughSink::finish() {
+  if (out_) write_all(1, out_->finish());
+  if (err_) write_all(2, err_->finish());
 }
 
 namespace {
@@ -58,6 +81,8 @@ boost::json::object run_json(const RunOutcome& outcome, const CollectSink& outpu
   boost::json::array notes;
   for (const auto& n : r.notes) notes.push_back(boost::json::string(n));
   o["notes"] = std::move(notes);
+  o["workspace"] = outcome.workspace.empty() ? boost::json::value(nullptr)
+                                             : boost::json::value(outcome.workspace.string());
   o["error"] = error_json(r.error);
   return o;
 }

@@ -3,6 +3,7 @@
 
 #include <cordon/backend.hpp>
 #include <cordon/runner.hpp>
+#include <cordon/terminal_text.hpp>
 
 #include <boost/json/object.hpp>
 
@@ -19,10 +20,17 @@ class CollectSink final : public OutputSink {
   std::string out, err;
 };
 
-/// Writes the command's output to cordon's own stdout and stderr as it arrives.
+/// Writes the command's output to cordon's own stdout and stderr as it arrives; on a terminal
+/// its control sequences are written as visible text unless `raw` (terminal_text.hpp).
 class PassThroughSink final : public OutputSink {
  public:
+  explicit PassThroughSink(bool raw = false);
   void write(Stream stream, std::string_view chunk) override;
+  /// Writes what a filter held back at the end of the output.
+  void finish();
+
+ private:
+  std::optional<TerminalText> out_, err_;
 };
 
 /// The --json object: exit_code, signal, timed_out, stdout, stderr (base64 with

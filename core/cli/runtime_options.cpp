@@ -1,6 +1,8 @@
 // Shared option handling of the runtime verbs.
 #include "runtime_options.hpp"
 
+#include <cordon/path_guard.hpp>
+
 #include <unistd.h>
 #include <cordon/log.hpp>
 #include <cordon/policy_loader.hpp>
@@ -54,12 +56,12 @@ fs::path host_home() {
 fs::path workspace_of(const std::optional<std::string>& given) {
   std::error_code ec;
   fs::path ws = given ? fs::absolute(*given, ec) : fs::current_path(ec);
-  if (!ec) ws = fs::weakly_canonical(ws, ec);
-  if (ec || !fs::is_directory(ws, ec))
+  if (ec)
     throw Error(code::kBadArgument,
                 "workspace '" + (given ? *given : ws.string()) + "' is not an existing directory",
                 "pass an existing directory to --workspace");
-  return ws;
+  // Resolved without following a planted link: '{workspace}' expands to what the command gets.
+  return resolve_workspace(ws.lexically_normal().string()).path;
 }
 
 Policy policy_of(const std::optional<std::string>& file, const fs::path& workspace) {

@@ -1,4 +1,4 @@
-// A job's files: ids, atomic writes, JSON encoding of results, process identity.
+// A job's files: ids, JSON state files, JSON encoding of results, process identity.
 #include "job_files.hpp"
 
 #include <fcntl.h>
@@ -32,37 +32,14 @@ bool valid_job_id(const std::string& id) {
   return true;
 }
 
-void write_file_atomic(const std::filesystem::path& path, const std::string& text) {
-  auto tmp = path;
-  tmp += ".tmp" + std::to_string(::getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd < 0)
-    throw Error(code::kJobState, "cannot write '" + tmp.string() + "': " + std::strerror(errno));
-  std::size_t done = 0;
-  while (done < text.size()) {
-    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) break;
-    done += static_cast<std::size_t>(n);
-  }
-  bool ok = done == text.size() && ::fsync(fd) == 0;
-  ::close(fd);
-  if (!ok || ::rename(tmp.c_str(), path.c_str()) != 0) {
-    int err = errno;
-    ::unlink(tmp.c_str());
-    throw Error(code::kJobState, "cannot write '" + path.string() + "': " + std::strerror(err));
-  }
-}
-
-std::optional<json::object> read_json(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::stringstream ss;
-  ss << in.rdbuf();
+std::optional<json::object> read_json(const PrivateDir& dir, const char* name) {
+  auto text = dir.read_file(name);
+  if (!text) return std::nullopt;
   boost::system::error_code ec;
-  auto v = json::parse(ss.str(), ec);
+  auto v = json::parse(*text, ec);
   if (ec || !v.is_object())
-    throw Error(code::kJobState, "job state file '" + path.string() + "' is not a JSON object",
+    throw Error(code::kJobState,
+                "job state file '" + (dir.path() / name).string() + "' is not a JSON object",
                 "remove the job with 'cordon job remove'");
   return std::move(v.get_object());
 }
@@ -152,6 +129,18 @@ std::uint64_t process_start_ticks(int pid) {
     if (i == 22) return std::stoull(field);
   }
   return 0;
+}
+
+std::optional<SupervisorRef> supervisor_of(const PrivateDir& dir) {
+  auto sup = read_json(dir, kSupervisorFile);
+  if (!sup) return std::nullopt;
+  auto number = [&](const char* key) -> std::int64_t {
+    auto* v = sup->if_contains(key);
+    return v && v->is_number() ? v->to_number<std::int64_t>() : 0;
+  };
+  return SupervisorRef{static_cast<int>(number("pid")),
+                       static_cast<std::uint64_t>(number("start_ticks")),
+                       static_cast<int>(number("session"))};
 }
 
 }  // namespace cordon::detail

@@ -9,6 +9,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "job_files.hpp"
+
 namespace cordon::detail {
 
 namespace {
@@ -26,26 +28,28 @@ std::string read_range(int fd, std::uint64_t offset, std::size_t len) {
   return out;
 }
 
-void write_all(int fd, std::string_view data) {
-  while (!data.empty()) {
-    ssize_t n = ::write(fd, data.data(), data.size());
+// Bytes written before a failure: a full disk loses output, never the job.
+std::size_t write_all(int fd, std::string_view data) {
+  std::size_t done = 0;
+  while (done < data.size()) {
+    ssize_t n = ::write(fd, data.data() + done, data.size() - done);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;  // a full disk loses output, never the job
-    data.remove_prefix(static_cast<std::size_t>(n));
+    if (n <= 0) break;
+    done += static_cast<std::size_t>(n);
   }
+  return done;
+}
+
+std::string note_line(std::uint64_t dropped) {
+  return "[cordon: " + std::to_string(dropped) +
+         " bytes of older output dropped (limits.max_log_bytes)]\n";
 }
 
 }  // namespace
 
-LogSink::LogSink(const std::filesystem::path& file, std::uint64_t cap)
-    : file_(file), cap_(std::max<std::uint64_t>(cap, 1024)) {
-  fd_ = ::open(file_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-  struct stat st {};
-  if (fd_ >= 0 && ::fstat(fd_, &st) == 0) size_ = static_cast<std::uint64_t>(st.st_size);
-}
-
-LogSink::~LogSink() {
-  if (fd_ >= 0) ::close(fd_);
+LogSink::LogSink(const PrivateDir& dir, std::uint64_t cap)
+    : dir_(dir), cap_(std::max<std::uint64_t>(cap, 1024)) {
+  fd_ = dir_.create_file(kLogFile, O_RDWR | O_APPEND);
 }
 
 void LogSink::write(Stream, std::string_view chunk) {
@@ -53,47 +57,67 @@ void LogSink::write(Stream, std::string_view chunk) {
   append(chunk);
 }
 
-void LogSink::append(std::string_view bytes) {
-  if (fd_ < 0) return;
-  write_all(fd_, bytes);
-  size_ += bytes.size();
-  if (size_ > cap_) rotate();
+std::uint64_t LogSink::dropped() const {
+  std::lock_guard lock(mu_);
+  return dropped_;
 }
 
-// Keeps the newest half of the cap behind a note; the rename makes it atomic for readers.
-void LogSink::rotate() {
-  int in = ::open(file_.c_str(), O_RDONLY | O_CLOEXEC);
-  if (in < 0) return;
+std::uint64_t LogSink::file_bytes() const {
+  std::lock_guard lock(mu_);
+  return note_ + kept_;
+}
+
+void LogSink::append(std::string_view bytes) {
+  if (bytes.empty()) return;
+  if (!fd_) {
+    dropped_ += bytes.size();
+    return;
+  }
+  if (bytes.size() > cap_ - note_ - kept_) return rotate(bytes);
+  std::size_t n = write_all(fd_.get(), bytes);
+  kept_ += n;
+  dropped_ += bytes.size() - n;
+}
+
+// The newest output (the file's and `chunk`) behind the note, in a new file renamed over the
+// log: readers see the old file or the new one, and neither is ever over the cap.
+void LogSink::rotate(std::string_view chunk) {
   std::uint64_t keep = cap_ / 2;
-  std::string tail = read_range(in, size_ - keep, keep);
-  ::close(in);
+  std::string tail;
+  if (chunk.size() >= keep) {
+    tail.assign(chunk.substr(chunk.size() - keep));
+  } else {
+    std::uint64_t from_file = std::min(kept_, keep - chunk.size());
+    tail = read_range(fd_.get(), note_ + kept_ - from_file, static_cast<std::size_t>(from_file));
+    tail.append(chunk);
+  }
   if (auto nl = tail.find('\n'); nl != std::string::npos && nl + 1 < tail.size())
     tail.erase(0, nl + 1);  // start at a line boundary
-  dropped_ += size_ - tail.size();
-  std::string note = "[cordon: " + std::to_string(dropped_) +
-                     " bytes of older output dropped (limits.max_log_bytes)]\n";
-  auto tmp = file_;
-  tmp += ".rotate";
-  int out = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (out < 0) return;
-  write_all(out, note);
-  write_all(out, tail);
-  ::close(out);
-  if (::rename(tmp.c_str(), file_.c_str()) != 0) return;
-  ::close(fd_);
-  fd_ = ::open(file_.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
-  size_ = note.size() + tail.size();
+  std::uint64_t total = kept_ + chunk.size();
+  std::string note = note_line(dropped_ + total - tail.size());
+  try {
+    dir_.remove(kLogRotateFile);  // left by a rotation that failed half-way
+    OwnedFd out = dir_.create_file(kLogRotateFile, O_RDWR | O_APPEND);
+    if (write_all(out.get(), note) != note.size() || write_all(out.get(), tail) != tail.size())
+      throw Error(code::kStateIo, "the disk is full");
+    dir_.rename(kLogRotateFile, kLogFile);
+    fd_ = std::move(out);
+  } catch (const Error&) {
+    dropped_ += chunk.size();  // the log stays as it was, within the cap
+    return;
+  }
+  dropped_ += total - tail.size();
+  note_ = note.size();
+  kept_ = tail.size();
 }
 
-std::string tail_lines(const std::filesystem::path& file, std::size_t lines, std::size_t window) {
-  int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+std::string tail_lines(int fd, std::size_t lines, std::size_t window) {
   if (fd < 0) return {};
   struct stat st {};
   ::fstat(fd, &st);
   auto size = static_cast<std::uint64_t>(st.st_size);
   std::uint64_t from = size > window ? size - window : 0;
   std::string text = read_range(fd, from, static_cast<std::size_t>(size - from));
-  ::close(fd);
   if (from > 0) {  // the first line is cut: drop it, unless it is all there is
     auto nl = text.find('\n');
     if (nl != std::string::npos && nl + 1 < text.size()) text.erase(0, nl + 1);

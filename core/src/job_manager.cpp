@@ -6,6 +6,7 @@
 #include <cordon/request.hpp>
 #include <cordon/runner.hpp>
 
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -20,7 +21,9 @@
 
 #include "job_files.hpp"
 #include "job_log.hpp"
+#include "job_reap.hpp"
 #include "job_spawn.hpp"
+#include "job_spec.hpp"
 #include "unique_fd.hpp"
 
 namespace cordon {
@@ -35,9 +38,10 @@ std::int64_t unix_ms(std::chrono::system_clock::time_point t) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
 }
 
-json::array to_json_array(const std::vector<std::string>& v) {
+template <class T>
+json::array to_json_array(const std::vector<T>& v) {
   json::array a;
-  for (const auto& s : v) a.push_back(json::string(s));
+  for (const auto& s : v) a.push_back(json::string(fs::path(s).string()));
   return a;
 }
 
@@ -55,54 +59,58 @@ std::string text_of(const json::object& o, const char* key) {
 }
 
 // Names from env.pass, with the starting caller's values: the supervisor has no caller env.
-json::object passed_env(const Policy& p) {
-  json::object env;
+std::map<std::string, std::string> passed_env(const Policy& p) {
+  std::map<std::string, std::string> env;
   auto caller = caller_environment();
   for (const auto& name : p.env.pass)
     if (auto it = caller.find(name); it != caller.end()) env[name] = it->second;
   return env;
 }
 
+std::int64_t int_of(const json::object& o, const char* key) {
+  auto* v = o.if_contains(key);
+  return v && v->is_number() ? v->to_number<std::int64_t>() : 0;
+}
+
 // The live state: result.json when the job has ended, else whether its supervisor lives.
-JobStatus status_of(const fs::path& dir, const std::optional<json::object>& result,
+JobStatus status_of(const PrivateDir& dir, const std::optional<json::object>& result,
                     const json::object& job) {
   if (result) {
     if (result->contains("stopped") && result->at("stopped").as_bool()) return JobStatus::stopped;
     if (result->contains("error")) return JobStatus::failed;
     return JobStatus::exited;
   }
-  auto sup = detail::read_json(dir / detail::kSupervisorFile);
+  auto sup = detail::supervisor_of(dir);
   if (!sup) {
-    // Between start's fork and its write of supervisor.json: young jobs are still starting.
-    auto created = job.contains("created_ms") ? job.at("created_ms").to_number<std::int64_t>() : 0;
-    bool young = unix_ms(std::chrono::system_clock::now()) - created < 10000;
+    // Between start's fork and the first write of supervisor.json: young jobs are starting.
+    bool young = unix_ms(std::chrono::system_clock::now()) - int_of(job, "created_ms") < 10000;
     return young ? JobStatus::running : JobStatus::lost;
   }
-  int pid = static_cast<int>(sup->at("pid").to_number<std::int64_t>());
-  auto ticks = sup->at("start_ticks").to_number<std::uint64_t>();
-  bool alive = ticks != 0 && detail::process_start_ticks(pid) == ticks;
+  bool alive = sup->alive();
   // The result may have landed between the two reads.
-  if (!alive && fs::exists(dir / detail::kResultFile)) return JobStatus::exited;
+  if (!alive && dir.open_file(detail::kResultFile, O_RDONLY)) return JobStatus::exited;
   return alive ? JobStatus::running : JobStatus::lost;
 }
 
-JobInfo info_of(const std::string& id, const fs::path& dir) {
-  auto job = detail::read_json(dir / detail::kJobFile);
+JobInfo info_of(const std::string& id, const PrivateDir& dir) {
+  auto job = detail::read_json(dir, detail::kJobFile);
   if (!job) throw Error(code::kNoSuchJob, "no background job with id '" + id + "'");
-  auto result = detail::read_json(dir / detail::kResultFile);
+  auto result = detail::read_json(dir, detail::kResultFile);
   JobInfo info;
   info.id = id;
-  info.dir = dir;
-  info.log = dir / detail::kLogFile;
+  info.dir = dir.path();
+  info.log = dir.path() / detail::kLogFile;
   info.argv = strings_of(*job, "argv");
   info.workspace = text_of(*job, "workspace");
   info.backend = text_of(*job, "backend");
   info.policy_name = text_of(*job, "policy_name");
-  info.created = std::chrono::system_clock::time_point(std::chrono::milliseconds(
-      job->contains("created_ms") ? job->at("created_ms").to_number<std::int64_t>() : 0));
-  if (auto sup = detail::read_json(dir / detail::kSupervisorFile))
-    info.supervisor_pid = static_cast<int>(sup->at("pid").to_number<std::int64_t>());
+  info.created =
+      std::chrono::system_clock::time_point(std::chrono::milliseconds(int_of(*job, "created_ms")));
+  auto sup = detail::supervisor_of(dir);
+  if (sup) info.supervisor_pid = sup->pid;
   info.status = status_of(dir, result, *job);
+  if (info.status == JobStatus::lost && sup)
+    info.live_processes = detail::session_processes(sup->session, sup->ticks).size();
   if (result) {
     info.result = detail::result_from_json(*result);
     if (auto* d = result->if_contains("log_dropped_bytes"))
@@ -134,10 +142,15 @@ const char* to_string(JobStatus s) {
 }
 
 fs::path default_job_state_dir() {
-  if (const char* x = std::getenv("XDG_STATE_HOME"); x && *x == '/')
-    return fs::path(x) / "cordon" / "jobs";
-  const char* home = std::getenv("HOME");
-  return fs::path(home && *home ? home : "/tmp") / ".local" / "state" / "cordon" / "jobs";
+  const fs::path rest = fs::path("cordon") / "jobs";
+  if (const char* x = std::getenv("XDG_STATE_HOME"); x && *x == '/') return fs::path(x) / rest;
+  if (const char* home = std::getenv("HOME"); home && *home == '/')
+    return fs::path(home) / ".local" / "state" / rest;
+  // Never a shared directory such as /tmp: another user could prepare it.
+  if (::geteuid() == 0) return fs::path("/var/lib") / rest;
+  if (auto home = detail::invoking_home(); home.is_absolute() && home != "/")
+    return home / ".local" / "state" / rest;
+  return {};
 }
 
 JobManager::JobManager(JobManagerOptions options) : options_(std::move(options)) {
@@ -147,10 +160,18 @@ JobManager::JobManager(JobManagerOptions options) : options_(std::move(options))
 
 JobManager::~JobManager() = default;
 
-fs::path JobManager::dir_of(const std::string& id) const {
-  if (!detail::valid_job_id(id))
-    throw Error(code::kNoSuchJob, "no background job with id '" + id + "'");
-  return options_.state_dir / id;
+std::optional<PrivateDir> JobManager::root() const {
+  if (options_.state_dir.empty())
+    throw Error(code::kJobState, "no job state directory: neither XDG_STATE_HOME nor HOME is set",
+                "pass --state-dir, or set XDG_STATE_HOME");
+  return PrivateDir::open(fs::absolute(options_.state_dir));
+}
+
+PrivateDir JobManager::dir_of(const std::string& id) const {
+  auto root = detail::valid_job_id(id) ? this->root() : std::nullopt;
+  auto dir = root ? root->open_subdir(id) : std::nullopt;
+  if (!dir) throw Error(code::kNoSuchJob, "no background job with id '" + id + "'");
+  return std::move(*dir);
 }
 
 JobInfo JobManager::start(const JobSpec& spec) {
@@ -169,31 +190,39 @@ JobInfo JobManager::start(const JobSpec& spec) {
   if (!decision.chosen)
     throw decision.refusal.value_or(Error(code::kUnproven, "no backend can run this job"));
 
-  detail::make_private_dir(options_.state_dir);
+  root();  // refuses early without a state directory
+  PrivateDir root = PrivateDir::create(fs::absolute(options_.state_dir));
   std::string id = detail::new_job_id();
-  fs::path dir = options_.state_dir / id;
-  detail::make_private_dir(dir);
-  detail::write_file_atomic(dir / detail::kPolicyFile, to_toml(policy));
-  json::object job{{"id", id},
-                   {"argv", to_json_array(spec.argv)},
-                   {"workspace", spec.workspace.string()},
-                   {"backend", *decision.chosen},
-                   {"policy_name", policy.name},
-                   {"created_ms", unix_ms(std::chrono::system_clock::now())},
-                   {"shell_unsafe", spec.shell_unsafe},
-                   {"env", passed_env(policy)},
-                   {"host_home", detail::invoking_home().string()},
-                   {"config", options_.config ? options_.config->string() : ""}};
-  json::array dirs;
-  for (const auto& d : options_.plugin_dirs) dirs.push_back(json::string(fs::absolute(d).string()));
-  job["plugin_dirs"] = std::move(dirs);
-  if (spec.stdin_data) job["stdin_base64"] = encode_base64(*spec.stdin_data);
-  detail::write_file_atomic(dir / detail::kJobFile, json::serialize(job));
-
-  auto sup = detail::spawn_supervisor(options_.cordon_exe, dir);
-  detail::write_file_atomic(
-      dir / detail::kSupervisorFile,
-      json::serialize(json::object{{"pid", sup.pid}, {"start_ticks", sup.start_ticks}}));
+  PrivateDir dir = root.subdir(id);
+  std::vector<fs::path> plugin_dirs;
+  for (const auto& d : options_.plugin_dirs) plugin_dirs.push_back(fs::absolute(d));
+  auto settings = backend_settings(policy, config.backends, *decision.chosen);
+  // For display, and for collecting what the job leaves should its supervisor be lost.
+  dir.write_file(detail::kPolicyFile, to_toml(policy));
+  dir.write_file(detail::kJobFile, json::serialize(json::object{
+                                       {"id", id},
+                                       {"argv", to_json_array(spec.argv)},
+                                       {"workspace", spec.workspace.string()},
+                                       {"backend", *decision.chosen},
+                                       {"policy_name", policy.name},
+                                       {"created_ms", unix_ms(std::chrono::system_clock::now())},
+                                       {"shell_unsafe", spec.shell_unsafe},
+                                       {"settings", settings},
+                                       {"plugin_dirs", to_json_array(plugin_dirs)}}));
+  detail::SupervisorSpec s{root.path(),      id,
+                           to_toml(policy),  spec.argv,
+                           spec.workspace,   detail::invoking_home(),
+                           *decision.chosen, passed_env(policy),
+                           spec.stdin_data,  spec.shell_unsafe,
+                           plugin_dirs,      config.pins,
+                           config.backends,  {root.path()}};
+  if (options_.config) s.protected_paths.push_back(fs::absolute(*options_.config));
+  OwnedFd handed = detail::sealed_memfd(detail::encode_spec(s));
+  auto sup = detail::spawn_supervisor(options_.cordon_exe, dir.path(), handed.get());
+  dir.write_file(
+      detail::kSupervisorFile,
+      json::serialize(json::object{
+          {"pid", sup.pid}, {"start_ticks", sup.start_ticks}, {"session", sup.session}}));
   started_.push_back(id);
   return info_of(id, dir);
 }
@@ -202,36 +231,24 @@ JobInfo JobManager::status(const std::string& id) const { return info_of(id, dir
 
 std::string JobManager::output(const std::string& id, std::size_t lines) const {
   auto dir = dir_of(id);
-  if (!fs::exists(dir / detail::kJobFile))
+  if (!dir.open_file(detail::kJobFile, O_RDONLY))
     throw Error(code::kNoSuchJob, "no background job with id '" + id + "'");
-  return detail::tail_lines(dir / detail::kLogFile, lines);
+  auto log = dir.open_file(detail::kLogFile, O_RDONLY);
+  return detail::tail_lines(log.get(), lines);
 }
 
 namespace {
 
-// The supervisor of a running job, as recorded, for signalling only while it is still the same
-// process (its start time in ticks must match).
-struct SupervisorRef {
-  int pid = 0;
-  std::uint64_t ticks = 0;
-  bool alive() const { return pid > 0 && detail::process_start_ticks(pid) == ticks; }
-};
-
-SupervisorRef supervisor_of(const fs::path& dir) {
-  auto sup = detail::read_json(dir / detail::kSupervisorFile);
-  if (!sup) return {};
-  return {static_cast<int>(sup->at("pid").to_number<std::int64_t>()),
-          sup->at("start_ticks").to_number<std::uint64_t>()};
-}
+using detail::SupervisorRef;
 
 // A pidfd of the job's supervisor, readable once it exits (it writes the result first); -1 when
 // there is no such process (any more). Checked against the recorded start time after opening,
 // so a reused pid is never waited on.
-int supervisor_exit_fd(const fs::path& dir) {
-  SupervisorRef sup = supervisor_of(dir);
-  if (sup.pid <= 0) return -1;
-  detail::Fd fd(static_cast<int>(::syscall(SYS_pidfd_open, sup.pid, 0)));
-  if (fd.fd < 0 || !sup.alive()) return -1;
+int supervisor_exit_fd(const PrivateDir& dir) {
+  auto sup = detail::supervisor_of(dir);
+  if (!sup || sup->pid <= 0) return -1;
+  detail::Fd fd(static_cast<int>(::syscall(SYS_pidfd_open, sup->pid, 0)));
+  if (fd.fd < 0 || !sup->alive()) return -1;
   return std::exchange(fd.fd, -1);
 }
 
@@ -261,59 +278,16 @@ JobInfo JobManager::wait(const std::string& id, std::optional<Duration> timeout)
   }
 }
 
-std::optional<JobManager::PendingStop> JobManager::request_stop(const std::string& id,
-                                                                Duration grace) {
-  JobInfo info = status(id);
-  if (ended(info.status)) return std::nullopt;
-  auto dir = dir_of(id);
-  detail::write_file_atomic(dir / detail::kStopFile,
-                            json::serialize(json::object{{"grace_ms", grace.count()}}));
-  auto sup = supervisor_of(dir);
-  if (sup.alive()) ::kill(sup.pid, SIGTERM);
-  return PendingStop{id, grace, sup.pid, sup.ticks};
-}
-
-JobInfo JobManager::finish_stop(const PendingStop& p) {
-  JobInfo info = wait(p.id, p.grace + 10s);
-  SupervisorRef sup{p.supervisor_pid, p.supervisor_ticks};
-  if (!ended(info.status) && sup.alive()) {
-    ::kill(sup.pid, SIGKILL);  // the supervisor did not finish: its sandbox dies with it
-    info = wait(p.id, 5s);
-  }
-  return info;
-}
-
-JobInfo JobManager::stop(const std::string& id, Duration grace) {
-  auto pending = request_stop(id, grace);
-  return pending ? finish_stop(*pending) : status(id);
-}
-
-void JobManager::stop_all(Duration grace) {
-  // Every job is asked first, so their graces run side by side rather than one after another.
-  std::vector<PendingStop> pending;
-  for (const auto& id : started_) {
-    try {
-      if (auto p = request_stop(id, grace)) pending.push_back(std::move(*p));
-    } catch (const Error&) {
-      // removed by someone else meanwhile
-    }
-  }
-  for (const auto& p : pending) {
-    try {
-      finish_stop(p);
-    } catch (const Error&) {
-    }
-  }
-}
-
 std::vector<JobInfo> JobManager::list(bool all) const {
   std::vector<JobInfo> out;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(options_.state_dir, ec)) {
-    auto id = e.path().filename().string();
+  auto root = this->root();
+  if (!root) return out;
+  for (const auto& id : root->entries()) {
     if (!detail::valid_job_id(id)) continue;
     try {
-      JobInfo info = info_of(id, e.path());
+      auto dir = root->open_subdir(id);
+      if (!dir) continue;
+      JobInfo info = info_of(id, *dir);
       if (all || info.status == JobStatus::running || info.status == JobStatus::lost)
         out.push_back(std::move(info));
     } catch (const Error&) {
@@ -322,21 +296,6 @@ std::vector<JobInfo> JobManager::list(bool all) const {
   }
   std::sort(out.begin(), out.end(), [](auto& a, auto& b) { return a.created > b.created; });
   return out;
-}
-
-void JobManager::remove(const std::string& id) {
-  JobInfo info = status(id);
-  if (!ended(info.status))
-    throw Error(code::kJobRunning, "job '" + id + "' is still running",
-                "stop it first with 'cordon job stop " + id + "'");
-  fs::remove_all(info.dir);
-}
-
-std::size_t JobManager::gc() {
-  std::size_t n = 0;
-  for (const auto& info : list(true))
-    if (ended(info.status)) fs::remove_all(info.dir), ++n;
-  return n;
 }
 
 }  // namespace cordon

@@ -1,4 +1,4 @@
-// Starting a job's supervisor, detached; finding cordon; private directories.
+// Starting a job's supervisor, detached; finding cordon; the invoking user's home.
 #include "job_spawn.hpp"
 
 #include <fcntl.h>
@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "job_files.hpp"
+#include "job_spec.hpp"
 
 namespace cordon::detail {
 
@@ -26,13 +27,14 @@ namespace fs = std::filesystem;
 namespace {
 
 // In the forked child only async-signal-safe calls: setsid, fork, open, dup2, write, exec.
-[[noreturn]] void become_supervisor(const char* exe, char* const argv[], int report) {
+[[noreturn]] void become_supervisor(const char* exe, char* const argv[], int report, int spec) {
   ::setsid();
   pid_t grandchild = ::fork();
   if (grandchild != 0) ::_exit(grandchild < 0 ? 1 : 0);
   int null = ::open("/dev/null", O_RDWR);
   if (null >= 0) ::dup2(null, 0), ::dup2(null, 1), ::dup2(null, 2);
   ::syscall(SYS_close_range, 3u, ~0u, CLOSE_RANGE_CLOEXEC);
+  if (::dup2(spec, kSpecFd) < 0) ::_exit(127);  // the one descriptor exec keeps
   // A stop may come before the supervisor waits for it: keep it pending across exec (the
   // signal mask survives exec; the supervisor's watcher takes it with sigwait).
   sigset_t stops;
@@ -60,8 +62,13 @@ bool read_exact(int fd, void* buf, std::size_t n) {
 
 }  // namespace
 
-SupervisorId spawn_supervisor(const fs::path& exe, const fs::path& dir) {
+SupervisorId spawn_supervisor(const fs::path& exe, const fs::path& dir, int spec_fd) {
   std::string exe_s = exe.string(), dir_s = dir.string();
+  // Above the descriptors the child replaces (0-2 and kSpecFd itself).
+  OwnedFd spec(::fcntl(spec_fd, F_DUPFD_CLOEXEC, kSpecFd + 1));
+  if (!spec)
+    throw Error(code::kJobStart,
+                std::string("cannot start a job supervisor: ") + std::strerror(errno));
   std::vector<char*> argv = {exe_s.data(), const_cast<char*>("job"), const_cast<char*>("supervise"),
                              dir_s.data(), nullptr};
   int fds[2];
@@ -69,7 +76,7 @@ SupervisorId spawn_supervisor(const fs::path& exe, const fs::path& dir) {
     throw Error(code::kJobStart,
                 std::string("cannot start a job supervisor: ") + std::strerror(errno));
   pid_t child = ::fork();
-  if (child == 0) become_supervisor(exe_s.c_str(), argv.data(), fds[1]);
+  if (child == 0) become_supervisor(exe_s.c_str(), argv.data(), fds[1], spec.get());
   ::close(fds[1]);
   int status = 0;
   if (child > 0) ::waitpid(child, &status, 0);
@@ -84,7 +91,7 @@ SupervisorId spawn_supervisor(const fs::path& exe, const fs::path& dir) {
     throw Error(code::kJobStart,
                 "cannot start the job supervisor '" + exe_s + "': " + std::strerror(exec_errno),
                 "install cordon, or point the job manager at the cordon executable");
-  return {pid, process_start_ticks(pid)};
+  return {pid, process_start_ticks(pid), child};
 }
 
 fs::path default_cordon_exe() {
@@ -98,14 +105,6 @@ fs::path default_cordon_exe() {
       if (::access(candidate.c_str(), X_OK) == 0) return fs::weakly_canonical(candidate);
   }
   return "cordon";
-}
-
-void make_private_dir(const fs::path& dir) {
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec || ::chmod(dir.c_str(), 0700) != 0)
-    throw Error(code::kJobState, "cannot create the job directory '" + dir.string() +
-                                     "': " + (ec ? ec.message() : std::strerror(errno)));
 }
 
 fs::path invoking_home() {

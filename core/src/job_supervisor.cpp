@@ -1,5 +1,6 @@
-// The supervisor of one background job: runs it through the backend chosen at start, stops it
-// when asked, and records the outcome so that any later cordon process can read it.
+// The supervisor of one background job: runs the job its starter handed over (a sealed memory
+// file, never a file of the job directory) through the backend chosen at start, stops it when
+// asked, and records the outcome so that any later cordon process can read it.
 #include <cordon/config.hpp>
 #include <cordon/jobs.hpp>
 #include <cordon/policy_loader.hpp>
@@ -7,15 +8,19 @@
 #include <cordon/request.hpp>
 #include <cordon/runner.hpp>
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <limits>
 #include <thread>
 
 #include "job_files.hpp"
 #include "job_log.hpp"
+#include "job_spec.hpp"
 
 namespace cordon {
 
@@ -24,17 +29,12 @@ namespace json = boost::json;
 
 namespace {
 
-std::string text_of(const json::object& o, const char* key) {
-  auto* v = o.if_contains(key);
-  return v && v->is_string() ? std::string(v->get_string()) : std::string();
-}
-
 // Waits for SIGTERM / SIGINT / SIGHUP on a thread of its own (they are blocked everywhere
-// else); a stop asks the backend to terminate, then to kill once the grace has passed.
+// else); a stop asks the backend to terminate, then to kill once the grace has passed. The
+// grace comes with the signal (JobManager::stop queues it), bounded by kMaxStopGrace.
 class StopWatcher {
  public:
-  StopWatcher(fs::path dir, std::shared_ptr<StopToken> token)
-      : dir_(std::move(dir)), token_(std::move(token)) {
+  explicit StopWatcher(std::shared_ptr<StopToken> token) : token_(std::move(token)) {
     sigemptyset(&set_);
     for (int s : {SIGTERM, SIGINT, SIGHUP, SIGUSR1}) sigaddset(&set_, s);
     pthread_sigmask(SIG_BLOCK, &set_, nullptr);
@@ -49,18 +49,18 @@ class StopWatcher {
  private:
   void watch() {
     for (;;) {
-      int sig = 0;
-      if (sigwait(&set_, &sig) != 0 || sig == SIGUSR1) return;
+      siginfo_t info{};
+      int sig = sigwaitinfo(&set_, &info);
+      if (sig < 0 && errno == EINTR) continue;
+      if (sig < 0 || sig == SIGUSR1) return;
       stopped_ = true;
       token_->request(StopToken::Level::terminate);
-      escalate_after(grace());
+      escalate_after(grace_of(info));
     }
   }
-  std::chrono::milliseconds grace() const {
-    auto stop = detail::read_json(dir_ / detail::kStopFile);
-    if (stop && stop->contains("grace_ms"))
-      return std::chrono::milliseconds(stop->at("grace_ms").to_number<std::int64_t>());
-    return std::chrono::seconds(5);
+  static Duration grace_of(const siginfo_t& info) {
+    if (info.si_code != SI_QUEUE) return std::chrono::seconds(5);  // a plain kill
+    return std::clamp(Duration(info.si_value.sival_int), Duration::zero(), kMaxStopGrace);
   }
   void escalate_after(std::chrono::milliseconds grace) {
     std::thread([token = token_, grace] {
@@ -69,43 +69,56 @@ class StopWatcher {
     }).detach();
   }
 
-  fs::path dir_;
   std::shared_ptr<StopToken> token_;
   sigset_t set_{};
   std::thread thread_;
   std::atomic<bool> stopped_{false};
 };
 
-Invocation invocation_of(const fs::path& dir, const json::object& job, const Config& config) {
+Invocation invocation_of(const detail::SupervisorSpec& spec) {
   Invocation inv;
-  inv.workspace = text_of(job, "workspace");
-  inv.host_home = text_of(job, "host_home");
-  inv.policy = resolve_paths(load_policy_file(dir / detail::kPolicyFile),
+  inv.workspace = spec.workspace;
+  inv.host_home = spec.host_home;
+  inv.policy = resolve_paths(load_policy_text(spec.policy_toml, detail::kPolicyFile),
                              PathContext{inv.workspace, inv.host_home});
   // The log keeps the newest output itself; no head-and-tail cap in memory.
   inv.policy.limits.max_output_bytes = std::numeric_limits<std::uint64_t>::max();
-  for (const auto& a : job.at("argv").as_array()) inv.argv.emplace_back(a.as_string());
-  inv.backend = text_of(job, "backend");
-  if (auto* env = job.if_contains("env"); env && env->is_object())
-    for (const auto& kv : env->get_object())
-      inv.caller_env[kv.key()] = std::string(kv.value().as_string());
-  if (auto* b64 = job.if_contains("stdin_base64"); b64 && b64->is_string())
-    inv.stdin_data = decode_base64(b64->get_string());
-  inv.shell_unsafe = job.contains("shell_unsafe") && job.at("shell_unsafe").as_bool();
-  inv.config_backends = config.backends;
+  inv.argv = spec.argv;
+  inv.backend = spec.backend;
+  inv.caller_env = spec.env;
+  inv.stdin_data = spec.stdin_data;
+  inv.shell_unsafe = spec.shell_unsafe;
+  inv.config_backends = spec.config_backends;
+  inv.protected_paths = spec.protected_paths;
   return inv;
 }
 
-RegistryOptions registry_options(const json::object& job, const Config& config) {
+RegistryOptions registry_options(const detail::SupervisorSpec& spec) {
   RegistryOptions ro;
-  if (auto* dirs = job.if_contains("plugin_dirs"); dirs && dirs->is_array())
-    for (const auto& d : dirs->get_array()) ro.plugin_dirs.emplace_back(std::string(d.as_string()));
-  ro.pins = config.pins;
+  ro.plugin_dirs = spec.plugin_dirs;
+  ro.pins = spec.pins;
   ro.state_dir = default_backend_state_dir();
   return ro;
 }
 
-void write_result(const fs::path& dir, const RunOutcome& out, bool stopped, std::uint64_t dropped) {
+// The job directory the spec names, verified from "/" as the starter's was.
+PrivateDir job_dir(const detail::SupervisorSpec& spec, const fs::path& named) {
+  auto root = PrivateDir::open(spec.state_dir);
+  auto dir = root ? root->open_subdir(spec.id) : std::nullopt;
+  if (!dir || dir->path() != named.lexically_normal())
+    throw Error(code::kJobState, "the job's spec does not name '" + named.string() + "'");
+  return std::move(*dir);
+}
+
+void record_supervisor(const PrivateDir& dir) {
+  json::object sup{{"pid", ::getpid()},
+                   {"start_ticks", detail::process_start_ticks(::getpid())},
+                   {"session", ::getsid(0)}};
+  dir.write_file(detail::kSupervisorFile, json::serialize(sup));
+}
+
+void write_result(const PrivateDir& dir, const RunOutcome& out, bool stopped,
+                  std::uint64_t dropped) {
   json::object r = detail::result_to_json(out.result);
   r["backend"] = out.backend;
   r["stopped"] = stopped;
@@ -113,27 +126,27 @@ void write_result(const fs::path& dir, const RunOutcome& out, bool stopped, std:
   r["finished_ms"] = std::chrono::duration_cast<std::chrono::milliseconds>(
                          std::chrono::system_clock::now().time_since_epoch())
                          .count();
-  detail::write_file_atomic(dir / detail::kResultFile, json::serialize(r));
+  dir.write_file(detail::kResultFile, json::serialize(r));
 }
 
 }  // namespace
 
-int supervise_job(const fs::path& dir) {
+int supervise_job(const fs::path& named) {
   RunOutcome out;
   std::uint64_t dropped = 0;
   bool stopped = false;
+  std::optional<PrivateDir> dir;
   try {
-    auto job = detail::read_json(dir / detail::kJobFile);
-    if (!job) throw Error(code::kNoSuchJob, "no background job in '" + dir.string() + "'");
-    std::string config_file = text_of(*job, "config");
-    Config config =
-        load_config(config_file.empty() ? std::nullopt : std::optional<fs::path>(config_file));
-    Invocation inv = invocation_of(dir, *job, config);
+    auto spec = detail::decode_spec(detail::read_sealed(detail::kSpecFd));
+    ::close(detail::kSpecFd);
+    dir = job_dir(spec, named);
+    record_supervisor(*dir);  // also when the starter died before it could
+    Invocation inv = invocation_of(spec);
     inv.stop = std::make_shared<StopToken>();
-    detail::LogSink log(dir / detail::kLogFile, inv.policy.limits.max_log_bytes);
-    Registry registry(registry_options(*job, config));
+    detail::LogSink log(*dir, inv.policy.limits.max_log_bytes);
+    Registry registry(registry_options(spec));
     {
-      StopWatcher watcher(dir, inv.stop);
+      StopWatcher watcher(inv.stop);
       out = run_invocation(registry, inv, log);
       stopped = watcher.stopped();
     }
@@ -146,7 +159,12 @@ int supervise_job(const fs::path& dir) {
     out.result.error =
         Error(code::kBackendFault, std::string("job supervisor failed: ") + e.what());
   }
-  write_result(dir, out, stopped, dropped);
+  try {
+    if (!dir) dir = PrivateDir::open(named);  // verified from "/" all the same
+    if (dir) write_result(*dir, out, stopped, dropped);
+  } catch (const Error&) {
+    return 1;  // nowhere to record it: the job shows as lost
+  }
   return 0;
 }
 

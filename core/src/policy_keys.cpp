@@ -3,6 +3,8 @@
 // JSON Schema all know it.
 #include "policy_keys.hpp"
 
+#include <cordon/policy_loader.hpp>
+
 namespace cordon::detail {
 
 std::string KeySpec::dotted() const {
@@ -27,6 +29,12 @@ std::optional<Node> encode(const std::vector<std::string>& v) {
   Node out = make_array();
   for (const auto& s : v) out.items.push_back(make_string(s));
   return out;
+}
+// Resolved paths as written: those that came from `~` as `~` paths again.
+std::optional<Node> encode_paths(const Filesystem& f, const std::vector<std::string>& v) {
+  std::vector<std::string> written;
+  for (const auto& p : v) written.push_back(written_form(f, p));
+  return encode(written);
 }
 std::optional<Node> encode(const std::vector<std::uint16_t>& v) {
   Node out = make_array();
@@ -146,8 +154,18 @@ KeySpec host_or_paths_key(const char* key, const char* doc) {
   };
   s.encode = [](const Policy& p) {
     return p.filesystem.*Host ? std::optional<Node>(make_string("host"))
-                              : encode(p.filesystem.*Paths);
+                              : encode_paths(p.filesystem, p.filesystem.*Paths);
   };
+  return s;
+}
+
+KeySpec blocked_key() {
+  KeySpec s{"filesystem", "blocked", ValueKind::paths,
+            "Paths that cannot be read, listed, written or executed."};
+  s.decode = [](const Node& n, Policy& p, Decoder& d, const KeySpec& k) {
+    if (auto v = d.strings(n, k)) p.filesystem.blocked = std::move(*v);
+  };
+  s.encode = [](const Policy& p) { return encode_paths(p.filesystem, p.filesystem.blocked); };
   return s;
 }
 
@@ -243,10 +261,7 @@ std::vector<KeySpec> make_keys() {
           "write",
           "Writable paths (\"{workspace}\" is the directory the command runs in), or \"host\": "
           "wherever the invoking user can write (no confinement)."),
-      list_key(
-          "filesystem", "blocked", ValueKind::paths,
-          "Paths that cannot be read, listed, written or executed.",
-          [](auto& p) -> auto& { return p.filesystem.blocked; }),
+      blocked_key(),
       home_key(),
       bool_key(
           "network", "allow", "true: unrestricted network; false: none but the listed ports.",

@@ -17,7 +17,7 @@ std::string under(const fs::path& base, std::string_view rest) {
 }
 
 std::optional<std::string> expand(const std::string& path, const PathContext& ctx,
-                                  std::string& problem) {
+                                  std::string& problem, std::map<std::string, std::string>& home) {
   if (auto bad = detail::path_problem(path)) {
     problem = *bad;
     return std::nullopt;
@@ -27,7 +27,10 @@ std::optional<std::string> expand(const std::string& path, const PathContext& ct
       problem = "no home directory is known to expand '~'";
       return std::nullopt;
     }
-    return under(ctx.home, std::string_view(path).substr(1));
+    std::string expanded = under(ctx.home, std::string_view(path).substr(1));
+    auto rel = fs::path(expanded).lexically_relative(under(ctx.home, "")).string();
+    home[expanded] = rel == "." || rel.empty() ? "" : "/" + rel;
+    return expanded;
   }
   constexpr std::string_view kWorkspace = "{workspace}";
   const bool from_workspace = path.rfind(kWorkspace, 0) == 0;
@@ -40,13 +43,13 @@ std::optional<std::string> expand(const std::string& path, const PathContext& ct
   return under(ctx.workspace, path);
 }
 
-void expand_list(std::vector<std::string>& paths, const char* key, const Policy& policy,
+void expand_list(std::vector<std::string>& paths, const char* key, Policy& policy,
                  const PathContext& ctx, detail::Diagnostics& diag) {
   const std::string dotted = std::string("filesystem.") + key;
   auto origin = policy.origins.find(dotted);
   for (auto& p : paths) {
     std::string problem;
-    auto expanded = expand(p, ctx, problem);
+    auto expanded = expand(p, ctx, problem, policy.filesystem.from_home);
     if (!expanded) {
       std::optional<Location> where;
       if (origin != policy.origins.end()) where = origin->second;
@@ -58,7 +61,33 @@ void expand_list(std::vector<std::string>& paths, const char* key, const Policy&
   }
 }
 
+// `path` re-expanded under `home` when it came from `~`, else nothing.
+std::optional<std::string> rehomed(const Filesystem& f, const std::string& path,
+                                   const fs::path& home) {
+  auto it = f.from_home.find(path);
+  if (it == f.from_home.end()) return std::nullopt;
+  return under(home, it->second);
+}
+
 }  // namespace
+
+Policy for_command_home(Policy policy, const fs::path& command_home) {
+  auto& f = policy.filesystem;
+  if (!command_home.is_absolute() || f.from_home.empty()) return policy;
+  for (auto* grants : {&f.read, &f.write})
+    for (auto& p : *grants)
+      if (auto other = rehomed(f, p, command_home)) p = *other;
+  std::vector<std::string> more;
+  for (const auto& p : f.blocked)
+    if (auto other = rehomed(f, p, command_home); other && *other != p) more.push_back(*other);
+  f.blocked.insert(f.blocked.end(), more.begin(), more.end());
+  return policy;
+}
+
+std::string written_form(const Filesystem& f, const std::string& path) {
+  auto it = f.from_home.find(path);
+  return it == f.from_home.end() ? path : "~" + it->second;
+}
 
 Policy resolve_paths(Policy policy, const PathContext& ctx) {
   detail::Diagnostics diag;

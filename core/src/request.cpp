@@ -1,6 +1,8 @@
 // Parsing the JSON run request: shape checks with the JSON path of each problem.
 #include <cordon/request.hpp>
 
+#include "json_keys.hpp"
+
 #include <boost/json.hpp>
 
 namespace cordon {
@@ -99,6 +101,12 @@ json::value parse_json(std::string_view text) {
   json::value v = json::parse(text, ec, {}, opts);
   if (ec) throw bad("/", "not valid JSON: " + ec.message());
   if (!v.is_object()) throw bad("/", "expected a JSON object");
+  // The parser keeps the last of two equal keys: a request, or its inline policy, saying one
+  // thing twice is refused as a policy file would be.
+  if (auto dup = detail::first_duplicate_key(text))
+    throw Error(code::kDuplicateKey,
+                "request " + *dup + ": duplicate key '" + dup->substr(dup->rfind('/') + 1) + "'",
+                "give each key once");
   return v;
 }
 

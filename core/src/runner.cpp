@@ -1,10 +1,13 @@
 // run_invocation: the stages of one run, each a small step that either continues or refuses.
+#include <cordon/path_guard.hpp>
 #include <cordon/runner.hpp>
 
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+
+#include "own_state.hpp"
 
 extern char** environ;
 
@@ -83,12 +86,18 @@ RunOutcome refused(RunOutcome out, Error error) {
   return out;
 }
 
-std::optional<Error> check_workspace(const fs::path& workspace) {
-  std::error_code ec;
-  if (workspace.is_absolute() && fs::is_directory(workspace, ec)) return std::nullopt;
-  return Error(code::kBadArgument,
-               "workspace '" + workspace.string() + "' is not an existing absolute directory",
-               "pass an existing directory to --workspace");
+// The workspace as resolve_workspace finds it (a planted symlink on the way is refused).
+std::optional<Error> check_workspace(const fs::path& workspace, fs::path& resolved) {
+  if (!workspace.is_absolute())
+    return Error(code::kBadArgument,
+                 "workspace '" + workspace.string() + "' is not an existing absolute directory",
+                 "pass an existing directory to --workspace");
+  try {
+    resolved = resolve_workspace(workspace.string()).path;
+    return std::nullopt;
+  } catch (const Error& e) {
+    return e;
+  }
 }
 
 std::optional<Error> check_settings(Backend& backend, const boost::json::object& settings) {
@@ -105,7 +114,7 @@ Decision refusal(Error error) {
   return d;
 }
 
-Plan plan_of(const Invocation& inv, Policy policy, Requirements reqs,
+Plan plan_of(const Invocation& inv, const fs::path& workspace, Policy policy, Requirements reqs,
              boost::json::object settings) {
   Plan plan;
   plan.env = granted_environment(policy, inv.caller_env);
@@ -114,7 +123,7 @@ Plan plan_of(const Invocation& inv, Policy policy, Requirements reqs,
   plan.policy = std::move(policy);
   plan.requirements = std::move(reqs);
   plan.argv = inv.argv;
-  plan.workspace = inv.workspace;
+  plan.workspace = workspace;
   plan.stdin_data = inv.stdin_data;
   plan.host_home = inv.host_home;
   plan.settings = std::move(settings);
@@ -150,16 +159,21 @@ RunOutcome run_invocation(Registry& registry, const Invocation& inv, OutputSink&
     if (!requires_capability(out.requirements, extra.id)) out.requirements.push_back(extra);
   std::sort(out.requirements.begin(), out.requirements.end(),
             [](const Requirement& a, const Requirement& b) { return a.id < b.id; });
-  if (auto bad = check_workspace(inv.workspace)) return refused(std::move(out), *bad);
+  if (auto bad = check_workspace(inv.workspace, out.workspace))
+    return refused(std::move(out), *bad);
   DispatchRequest request{out.requirements, inv.backend, policy.backend.prefer, policy.name};
   out.decision = choose_for_run(registry, request, policy, inv.config_backends);
   if (!out.decision.chosen) return refused(std::move(out), *out.decision.refusal);
   out.backend = *out.decision.chosen;
   Backend& backend = *registry.backend(out.backend);
   auto settings = backend_settings(policy, inv.config_backends, out.backend);
+  std::vector<std::string> state_notes;
+  auto protected_paths = detail::own_state_paths(registry, inv.protected_paths, state_notes);
   // The deadline starts when the command does, not when probing started.
-  Plan plan = plan_of(inv, std::move(policy), out.requirements, std::move(settings));
+  Plan plan = plan_of(inv, out.workspace, std::move(policy), out.requirements, std::move(settings));
+  plan.protected_paths = std::move(protected_paths);
   out.result = backend.run(plan, sink);
+  out.result.notes.insert(out.result.notes.end(), state_notes.begin(), state_notes.end());
   out.result.notes.insert(out.result.notes.end(), inv.notes.begin(), inv.notes.end());
   return out;
 }

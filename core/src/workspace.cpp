@@ -101,9 +101,11 @@ int Workspace::open_parent(std::string_view path, std::string& leaf) const {
   return open_beneath(parent, O_PATH | O_DIRECTORY);
 }
 
-void Workspace::refuse_blocked(int fd, std::string_view path) const {
+void Workspace::refuse_blocked(int fd, std::string_view path, std::string_view leaf) const {
   if (rules_.blocked.empty()) return;
   auto real = fd_path(fd);
+  // A write or removal names the file through its directory: the file itself may be blocked.
+  if (!real.empty() && !leaf.empty()) real = (std::filesystem::path(real) / leaf).string();
   for (const auto& b : rules_.blocked) {
     if (!real.empty() && within(real, b))
       throw Error(code::kBlockedPath, "path '" + std::string(path) + "' is blocked by the policy",
@@ -143,7 +145,7 @@ void Workspace::write(std::string_view path, std::string_view data) const {
                                         std::to_string(rules_.max_write_bytes));
   std::string leaf;
   Fd dir(open_parent(path, leaf));
-  refuse_blocked(dir.fd, path);
+  refuse_blocked(dir.fd, path, leaf);
   std::string tmp = temp_name(leaf);
   Fd out(::openat(dir.fd, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
   if (out.fd < 0) throw os_error(path, "cannot create a temporary file for", errno);
@@ -187,7 +189,7 @@ std::vector<WorkspaceEntry> Workspace::list(std::string_view path) const {
 void Workspace::remove(std::string_view path) const {
   std::string leaf;
   Fd dir(open_parent(path, leaf));
-  refuse_blocked(dir.fd, path);
+  refuse_blocked(dir.fd, path, leaf);
   struct stat st {};
   if (::fstatat(dir.fd, leaf.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
     throw os_error(path, "cannot remove", errno);

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "fd.hpp"
+#include "reductions.hpp"
 
 namespace cordon::landlock {
 
@@ -120,6 +121,18 @@ bool can_create(const std::string& dir, const char* file_expected) {
   return ok;
 }
 
+// Swap the kernel does not charge to a group lets the group's processes grow past its memory
+// limit into swap: the limit is then no total. `accounting_file` is the group's swap limit.
+bool swap_escapes(const std::string& accounting_file) {
+  return lists_swap(read_text_or_empty("/proc/swaps")) &&
+         ::access(accounting_file.c_str(), F_OK) != 0;
+}
+
+std::string unaccounted_swap(const std::string& file) {
+  return "; swap is on and not charged to cgroups (no " + file +
+         "), so a memory limit would be no total";
+}
+
 // v2: the highest ancestor of our group that we own (root owns the whole tree), provided it
 // enables memory and pids for its children.
 bool probe_v2(const Mounts& m, uid_t euid, CgroupSupport& out) {
@@ -154,10 +167,12 @@ bool probe_v2(const Mounts& m, uid_t euid, CgroupSupport& out) {
     return false;
   }
   out.version = CgroupVersion::v2;
-  out.memory = out.pids = true;
+  out.pids = true;
+  out.memory = !swap_escapes(parent + "/memory.swap.max");
   out.cpu = cpu && can_create(parent, "cpu.max");
   out.v2_dir = parent;
   out.evidence = "cgroup v2 under " + parent;
+  if (!out.memory) out.evidence += unaccounted_swap("memory.swap.max");
   return true;
 }
 
@@ -176,11 +191,14 @@ bool probe_v1(const Mounts& m, CgroupSupport& out) {
   std::string memory = dir_for(m.memory, "memory"), pids = dir_for(m.pids, "pids"),
               cpu = dir_for(m.cpu, "cpu");
   out.memory = writable_v1(memory);
+  bool swap = out.memory && swap_escapes(memory + "/memory.memsw.limit_in_bytes");
+  out.memory = out.memory && !swap;
   out.pids = writable_v1(pids);
   out.cpu = writable_v1(cpu);
   if (!out.memory && !out.pids) {
     out.evidence =
         "no cgroup v1 memory or pids group can be created by uid " + std::to_string(::geteuid());
+    if (swap) out.evidence += unaccounted_swap("memory.memsw.limit_in_bytes");
     out.cpu = false;
     return false;
   }
@@ -192,14 +210,26 @@ bool probe_v1(const Mounts& m, CgroupSupport& out) {
                      (out.cpu ? "cpu " : "");
   out.evidence =
       "cgroup v1 (" + list.substr(0, list.size() - 1) + ") under " + (out.memory ? memory : pids);
+  if (swap) out.evidence += unaccounted_swap("memory.memsw.limit_in_bytes");
   return true;
 }
 
 }  // namespace
 
+bool lists_swap(const std::string& proc_swaps) {
+  // A header line, then one line per swap area.
+  auto first = proc_swaps.find('\n');
+  return first != std::string::npos &&
+         proc_swaps.find_first_not_of(" \n", first) != std::string::npos;
+}
+
 CgroupSupport probe_cgroups(uid_t euid) noexcept {
   CgroupSupport out;
   try {
+    if (cgroups_switched_off()) {
+      out.evidence = "cgroups switched off by " + cgroups_knob();
+      return out;
+    }
     Mounts m = cgroup_mounts();
     if (probe_v2(m, euid, out)) return out;
     std::string v2_reason = out.evidence;

@@ -28,6 +28,10 @@ struct CgroupSupport {
   std::string evidence;  ///< what is in force, or why nothing is
 };
 
+/// True when `proc_swaps` (the text of /proc/swaps) lists a swap area. Where swap is on but not
+/// charged to cgroups (no memsw / memory.swap.max files), the probe proves no memory total.
+bool lists_swap(const std::string& proc_swaps);
+
 /// Finds a usable hierarchy by creating (and removing) a test group. Never throws.
 CgroupSupport probe_cgroups(uid_t euid) noexcept;
 

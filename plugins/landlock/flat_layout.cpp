@@ -66,11 +66,23 @@ const FlatLayout* flatten(const Layout& layout, uid_t uid, gid_t gid, SharedAren
   auto* steps = arena.allocate<FlatStep>(layout.steps.size());
   for (std::size_t i = 0; i < layout.steps.size(); ++i) {
     const auto& s = layout.steps[i];
-    steps[i] = {s.kind, arena.copy(s.target), arena.copy(s.source), s.writable,
-                s.dir,  s.create_target};
+    steps[i] = {s.kind,
+                arena.copy(s.target),
+                arena.copy(s.source),
+                s.writable,
+                s.dir,
+                s.create_target,
+                s.dev,
+                s.ino};
   }
   flat->steps = {steps, layout.steps.size()};
-  flat->masks = copy_strings(layout.masks, arena);
+  flat->pins = copy_strings(layout.pins, arena);
+  auto* masks = arena.allocate<FlatMask>(layout.masks.size());
+  for (std::size_t i = 0; i < layout.masks.size(); ++i) {
+    const auto& m = layout.masks[i];
+    masks[i] = {arena.copy(m.path), m.dir, m.dev, m.ino};
+  }
+  flat->masks = {masks, layout.masks.size()};
   flat->devices = copy_strings(layout.devices, arena);
   flat->workspace = arena.copy(layout.workspace);
   flat->tmpfs_bytes = layout.tmpfs_bytes;

@@ -23,6 +23,16 @@ struct FlatStep {
   bool writable = false;
   bool dir = true;
   bool create_target = true;
+  dev_t dev = 0;
+  ino_t ino = 0;
+};
+
+/// A Mask, in shared memory.
+struct FlatMask {
+  const char* path = "";
+  bool dir = false;
+  dev_t dev = 0;
+  ino_t ino = 0;
 };
 
 /// A symlink on the root tmpfs: path, text.
@@ -39,7 +49,8 @@ struct FlatLayout {
   HomeKind home_kind = HomeKind::root_dir;
   std::span<const FlatLink> symlinks;
   std::span<const FlatStep> steps;
-  std::span<const char* const> masks;
+  std::span<const char* const> pins;
+  std::span<const FlatMask> masks;
   std::span<const char* const> devices;
   const char* workspace = "";
   std::uint64_t tmpfs_bytes = 0;

@@ -21,6 +21,7 @@
 #include <set>
 
 #include "fd.hpp"
+#include "host_masks.hpp"
 #include "layout.hpp"
 
 namespace cordon::landlock {
@@ -41,78 +42,43 @@ std::string normal(const std::string& path) {
   return n;
 }
 
-// The canonical form of an existing path: the path itself when it has no symlink (then the
-// readlink of /proc/self/fd, the costliest step of a resolution, is not needed), else what an
-// O_PATH descriptor of it names (three system calls, where resolving component by component
-// costs one per component). `via_symlink`, when given, tells which of the two it was.
-std::optional<HostPath> existing(const std::string& path, bool* via_symlink = nullptr) {
-  if (via_symlink) *via_symlink = false;
-  if (UniqueFd direct{open_without_symlinks(path)}) {
-    struct stat st {};
-    if (::fstat(direct.get(), &st) != 0) return std::nullopt;
-    return HostPath{normal(path), S_ISDIR(st.st_mode)};
-  }
-  // Missing (or not a directory on the way) without a symlink met: no other lookup finds it.
-  if (errno == ENOENT || errno == ENOTDIR) return std::nullopt;
-  UniqueFd fd(::open(path.c_str(), O_PATH | O_CLOEXEC));
-  if (!fd) return std::nullopt;
-  if (via_symlink) *via_symlink = true;
-  struct stat st {};
-  if (::fstat(fd.get(), &st) != 0) return std::nullopt;
-  char link[32];
-  std::snprintf(link, sizeof link, "/proc/self/fd/%d", fd.get());
-  char target[PATH_MAX];
-  ssize_t n = ::readlink(link, target, sizeof target - 1);
-  if (n > 0 && target[0] == '/')
-    return HostPath{std::string(target, static_cast<std::size_t>(n)), S_ISDIR(st.st_mode)};
-  std::error_code ec;
-  fs::path canonical = fs::canonical(path, ec);
-  if (ec) return std::nullopt;
-  return HostPath{canonical.string(), S_ISDIR(st.st_mode)};
+// What `path` names now, following any symlink (for paths no sandbox can write: programs,
+// interpreters, the resolver's file, the home).
+std::optional<HostPath> existing(const std::string& path) {
+  ResolvedPath r = resolve_path(path, LinkRule::any);
+  if (!r.exists) return std::nullopt;
+  return HostPath{r.path, r.dir, r.dev, r.ino};
 }
 
-// Records every symlink among the components of `lexical` (e.g. /bin -> usr/bin).
-void collect_links(const std::string& lexical, HostView& view) {
-  fs::path prefix;
-  char target[PATH_MAX];
-  for (const auto& part : fs::path(lexical)) {
-    prefix /= part;
-    if (prefix == "/") continue;
-    // One call per component: readlink fails (EINVAL) on anything but a symlink.
-    ssize_t n = ::readlink(prefix.c_str(), target, sizeof target);
-    if (n <= 0 || n == static_cast<ssize_t>(sizeof target)) continue;
-    std::pair<std::string, std::string> link{prefix.string(),
-                                             std::string(target, static_cast<std::size_t>(n))};
+// Records the symlinks a resolution followed (e.g. /bin -> usr/bin), so that the policy's
+// spellings work inside.
+void keep_links(const ResolvedPath& r, HostView& view) {
+  for (const auto& l : r.links) {
+    std::pair<std::string, std::string> link{l.path, l.target};
     if (std::find(view.links.begin(), view.links.end(), link) == view.links.end())
-      view.links.push_back(link);
+      view.links.push_back(std::move(link));
   }
+}
+
+[[noreturn]] void refuse_planted(const std::string& p, const LinkStep& link) {
+  throw Error(code::kPathEscape,
+              "policy path '" + p + "' resolves through the symlink '" + link.path + "' -> '" +
+                  link.target + "' in a writable directory; its target is not granted",
+              "grant the target's real path in the policy, or remove the symlink");
 }
 
 void add_paths(const std::vector<std::string>& given, const char* what, std::vector<HostPath>& out,
                HostView& view, const std::vector<std::string>& writable_bases) {
   for (const auto& p : given) {
-    refuse_planted_symlink(fs::path(p).lexically_normal().string(), writable_bases);
-    bool via_symlink = false;
-    auto found = existing(p, &via_symlink);
-    if (!found) {
+    ResolvedPath r = resolve_path(p, LinkRule::outside_bases, writable_bases);
+    if (r.refused) refuse_planted(p, *r.refused);
+    if (!r.exists) {
       view.notes.push_back(std::string(what) + " path '" + p + "' does not exist: skipped");
       continue;
     }
-    if (via_symlink) collect_links(p, view);
-    if (std::find(out.begin(), out.end(), *found) == out.end()) out.push_back(*found);
-  }
-}
-
-void add_blocked(const std::vector<std::string>& given, HostView& view) {
-  for (const auto& p : given) {
-    auto found = existing(p);
-    if (!found) continue;  // nothing there to hide
-    struct stat st {};
-    if (!found->dir && ::stat(found->path.c_str(), &st) == 0 && st.st_nlink > 1)
-      view.notes.push_back("blocked file '" + found->path + "' has " + std::to_string(st.st_nlink) +
-                           " hard links: only this name is masked");
-    if (std::find(view.blocked.begin(), view.blocked.end(), *found) == view.blocked.end())
-      view.blocked.push_back(*found);
+    keep_links(r, view);
+    HostPath found{r.path, r.dir, r.dev, r.ino};
+    if (std::find(out.begin(), out.end(), found) == out.end()) out.push_back(found);
   }
 }
 
@@ -255,17 +221,30 @@ std::string interpreter_of(const std::string& file) {
   return {};
 }
 
+namespace {
+
+// The canonical writable directories: the workspace, then each write grant. A grant reached
+// through a symlink beneath another writable directory is refused by add_paths; the second
+// pass checks every grant against all the others.
+std::vector<std::string> writable_dirs(const std::vector<std::string>& grants,
+                                       const std::string& workspace) {
+  std::vector<std::string> dirs{workspace};
+  for (const auto& w : grants) {
+    ResolvedPath r = resolve_path(w, LinkRule::outside_bases, dirs);
+    if (r.exists && !r.refused && std::find(dirs.begin(), dirs.end(), r.path) == dirs.end())
+      dirs.push_back(r.path);
+  }
+  return dirs;
+}
+
+}  // namespace
+
 HostView gather_host_view(const Plan& plan) {
   HostView view;
   const auto& fsys = plan.policy.filesystem;
-  bool ws_via_symlink = false;
-  auto ws = existing(plan.workspace.string(), &ws_via_symlink);
-  if (!ws || !ws->dir)
-    throw Error(code::kBadArgument,
-                "workspace '" + plan.workspace.string() + "' is not an existing directory",
-                "create it or pass another --workspace");
-  view.workspace = *ws;
-  if (ws_via_symlink) collect_links(plan.workspace.string(), view);
+  ResolvedPath ws = resolve_workspace(plan.workspace.string());
+  view.workspace = {ws.path, true, ws.dev, ws.ino};
+  keep_links(ws, view);
   view.read_host = fsys.read_host || std::any_of(fsys.read.begin(), fsys.read.end(), is_root);
   if (auto home = existing(plan.host_home.string()); home && home->dir) {
     view.home = home->path;
@@ -273,14 +252,11 @@ HostView gather_host_view(const Plan& plan) {
   } else {
     view.home = plan.host_home.lexically_normal().string();
   }
-  std::vector<std::string> bases = fsys.write;
-  bases.push_back(plan.workspace.string());
-  if (!view.read_host) add_paths(fsys.read, "read", view.read, view, bases);
+  std::vector<std::string> writable = writable_dirs(fsys.write, view.workspace.path);
+  add_paths(fsys.write, "write", view.write, view, writable);
+  if (!view.read_host) add_paths(fsys.read, "read", view.read, view, writable);
   if (plan.policy.network.allow) add_resolver(view);
-  add_paths(fsys.write, "write", view.write, view, bases);
-  add_blocked(fsys.blocked, view);
-  std::string search = env_path(plan) + ":" + system_search_path();
-  add_programs(plan.policy.process.blocked_commands, search, view.blocked_exec, nullptr);
+  gather_masks(plan, writable, env_path(plan) + ":" + system_search_path(), view);
   add_programs(plan.policy.process.allowed_commands, env_path(plan), view.allowed_exec,
                &view.allowed_missing);
   add_interpreters(view.allowed_exec);

@@ -4,6 +4,8 @@
 
 #include <cordon/backend.hpp>
 
+#include <sys/types.h>
+
 #include <optional>
 #include <string>
 #include <utility>
@@ -11,11 +13,13 @@
 
 namespace cordon::landlock {
 
-/// One existing host path, canonical (no symlink, no "..").
+/// One existing host path, canonical (no symlink, no ".."), and what it was when resolved.
 struct HostPath {
   std::string path;
   bool dir = false;
-  bool operator==(const HostPath&) const = default;
+  dev_t dev = 0;  ///< with `ino`: the identity the keeper checks again (0: not recorded)
+  ino_t ino = 0;
+  bool operator==(const HostPath& o) const { return path == o.path && dir == o.dir; }
 };
 
 /// A top-level entry of the host's "/" (read = "host" rebuilds the root from these).
@@ -32,12 +36,18 @@ struct HostView {
   std::string home;  ///< canonical when it exists, else as given
   bool home_exists = false;
   bool read_host = false;
-  std::vector<HostPath> read;             ///< filesystem.read (existing only)
-  std::vector<HostPath> write;            ///< filesystem.write (existing only)
-  std::vector<HostPath> blocked;          ///< filesystem.blocked (existing only), canonical targets
-  std::vector<std::string> blocked_exec;  ///< files the blocked commands resolve to
-  std::vector<std::string> allowed_exec;  ///< files the allowed commands resolve to, and their
-                                          ///< interpreters (PT_INTERP, #!)
+  std::vector<HostPath> read;     ///< filesystem.read (existing only)
+  std::vector<HostPath> write;    ///< filesystem.write (existing only)
+  std::vector<HostPath> blocked;  ///< filesystem.blocked (existing only), canonical targets
+  std::vector<std::string> blocked_missing;  ///< filesystem.blocked paths that do not exist here
+  std::vector<HostPath> own_state;  ///< cordon's own state (Plan::protected_paths) present here
+  /// The same objects as `blocked` and `own_state` where another mount of their file system
+  /// shows them (a bind mount elsewhere on the host), each with the object's identity.
+  std::vector<HostPath> aliases;
+  std::vector<HostPath> blocked_exec;        ///< files the blocked commands resolve to (and a
+                                             ///< multi-call binary that provides one of them)
+  std::vector<std::string> allowed_exec;     ///< files the allowed commands resolve to, and their
+                                             ///< interpreters (PT_INTERP, #!)
   std::vector<std::string> allowed_missing;  ///< allowed command names found nowhere
   std::vector<RootEntry> root_entries;       ///< read_host only
   /// Symlinks met while resolving the policy's paths (link path, link text), so that the
@@ -46,8 +56,10 @@ struct HostView {
   std::vector<std::string> notes;  ///< paths skipped, hard links that cannot be masked
 };
 
-/// Resolves everything the layout and the ruleset need. Throws cordon::Error (CRD4007) when
-/// the workspace is not an existing directory.
+/// Resolves everything the layout and the ruleset need, each path once (cordon/path_guard.hpp):
+/// a symlink inside a writable directory is never followed. Throws cordon::Error: CRD4007 when
+/// the workspace is not an existing directory, CRD4004 when it or a grant passes through a
+/// planted symlink, CRD1003 when a blocked path or cordon's own state does.
 HostView gather_host_view(const Plan& plan);
 
 /// Every existing program file `name` resolves to: itself when it contains '/', else each

@@ -5,6 +5,8 @@
 
 #include <cordon/capabilities.hpp>
 #include <cordon/log.hpp>
+#include <cordon/policy_loader.hpp>
+#include <cordon/user_db.hpp>
 
 #include <fcntl.h>
 #include <sched.h>
@@ -214,21 +216,48 @@ struct Prepared {
   bool ports = false;
 };
 
-Prepared prepare(const Plan& plan, const ProbeFacts& facts, RunResult& result) {
-  const Policy& policy = plan.policy;
+// `~` is the invoking user's home in the plan. A command that runs as another user gets that
+// user's home for the grants, and the blocked `~` paths of both homes (so that a root cordon
+// running the workspace owner's command keeps that user's ~/.ssh blocked).
+std::optional<Plan> for_command_user(const Plan& plan, const Identity& identity,
+                                     RunResult& result) {
+  if (identity.uid == ::geteuid() || plan.policy.filesystem.from_home.empty()) return std::nullopt;
+  auto user = find_user(identity.uid);
+  if (!user || user->home.empty() || user->home.front() != '/' || user->home == plan.host_home)
+    return std::nullopt;
+  Plan other = plan;
+  other.policy = for_command_home(plan.policy, user->home);
+  other.host_home = user->home;
+  result.notes.push_back("the command runs as uid " + std::to_string(identity.uid) + ": '~' is '" +
+                         user->home + "' for its grants and HOME; blocked '~' paths apply to '" +
+                         plan.host_home.string() + "' and '" + user->home + "'");
+  return other;
+}
+
+Prepared prepare(const Plan& given, const ProbeFacts& facts, RunResult& result) {
   Prepared p;
+  p.identity = identity_for(given, parse_settings(given.settings), result);
+  std::optional<Plan> rehomed = for_command_user(given, p.identity, result);
+  const Plan& plan = rehomed ? *rehomed : given;
+  const Policy& policy = plan.policy;
   p.view = gather_host_view(plan);
-  p.identity = identity_for(plan, parse_settings(plan.settings), result);
   LayoutOptions options;
   options.home_private = policy.filesystem.home == HomeMode::private_home;
   if (policy.limits.memory_mb) options.tmpfs_bytes = *policy.limits.memory_mb << 20;
   p.layout = plan_layout(p.view, options);
   p.ports = ports_mode(policy.network);
-  if (p.ports && facts.abi < 6 && requires_capability(plan.requirements, cap::ipc_isolate))
-    throw Error(code::kIsolationFailed,
-                "ipc.isolate with TCP ports needs Landlock ABI 6 (abstract unix socket scope)");
-  p.rules = plan_ruleset(facts.abi, p.view, p.layout, policy.network,
-                         !policy.process.allowed_commands.empty());
+  const int abi = landlock_abi();
+  if (p.ports && abi < 6 && requires_capability(plan.requirements, cap::ipc_isolate))
+    throw Error(code::kUnproven,
+                "the landlock backend does not prove every requirement:\n  ipc.isolate "
+                "(network.connect_ports/bind_ports): with TCP ports the host's network is kept, "
+                "and its abstract unix sockets are scoped only by Landlock ABI 6 (this kernel: " +
+                    std::to_string(abi) + ")",
+                "drop the port lists (a fresh network namespace isolates abstract sockets), or "
+                "run on a kernel with Landlock ABI 6");
+  // The ABI the kernel reports now, never a cached one (probe_cache.hpp).
+  p.rules =
+      plan_ruleset(abi, p.view, p.layout, policy.network, !policy.process.allowed_commands.empty());
   p.limits = plan_limits(policy.limits, {facts.cgroups, facts.nproc_per_userns, !facts.root});
   return p;
 }

@@ -31,6 +31,10 @@ void add_bind(BindMap& binds, const HostPath& p, bool writable) {
     step.target = step.source = p.path;
     step.dir = p.dir;
   }
+  if (p.ino != 0) {
+    step.dev = p.dev;
+    step.ino = p.ino;
+  }
   step.writable = step.writable || writable;
 }
 
@@ -117,22 +121,52 @@ void set_create_flags(std::vector<MountStep>& steps) {
   }
 }
 
-// A path is visible inside when the nearest step covering it is a bind.
-bool visible(const std::vector<MountStep>& steps, const std::string& path) {
+// The nearest step covering `path` (itself or an ancestor), if any.
+const MountStep* covering(const std::vector<MountStep>& steps, const std::string& path) {
   const MountStep* best = nullptr;
   for (const auto& s : steps)
     if (is_within(path, s.target) && (!best || s.target.size() > best->target.size())) best = &s;
+  return best;
+}
+
+// A path is visible inside when the nearest step covering it is a bind.
+bool visible(const std::vector<MountStep>& steps, const std::string& path) {
+  const MountStep* best = covering(steps, path);
   return best != nullptr && best->kind == MountStep::Kind::bind;
 }
 
+// The ancestors of `path` strictly between the writable bind that shows it and itself.
+void add_pins(const MountStep& bind, const std::string& path, std::vector<std::string>& pins) {
+  if (!bind.writable || path == bind.target) return;
+  std::string parent = path.substr(0, path.rfind('/'));
+  std::vector<std::string> chain;
+  while (parent.size() > bind.target.size() && is_within(parent, bind.target)) {
+    chain.push_back(parent);
+    parent = parent.substr(0, parent.rfind('/'));
+  }
+  for (auto it = chain.rbegin(); it != chain.rend(); ++it)
+    if (std::find(pins.begin(), pins.end(), *it) == pins.end()) pins.push_back(*it);
+}
+
 void add_masks(const HostView& view, Layout& layout) {
-  auto add = [&layout](const std::string& path) {
-    if (visible(layout.steps, path) &&
-        std::find(layout.masks.begin(), layout.masks.end(), path) == layout.masks.end())
-      layout.masks.push_back(path);
+  std::vector<Mask> wanted;
+  auto add = [&](const HostPath& p) {
+    if (visible(layout.steps, p.path) &&
+        std::find(wanted.begin(), wanted.end(), Mask{p.path, p.dir, 0, 0}) == wanted.end())
+      wanted.push_back({p.path, p.dir, p.dev, p.ino});
   };
-  for (const auto& b : view.blocked) add(b.path);
-  for (const auto& p : view.blocked_exec) add(p);
+  for (const auto* list : {&view.blocked, &view.own_state, &view.aliases, &view.blocked_exec})
+    for (const auto& p : *list) add(p);
+  // A mask on a directory hides everything beneath it.
+  for (const auto& m : wanted) {
+    bool nested = std::any_of(wanted.begin(), wanted.end(), [&m](const Mask& o) {
+      return o.path != m.path && is_within(m.path, o.path);
+    });
+    if (nested) continue;
+    layout.masks.push_back(m);
+    add_pins(*covering(layout.steps, m.path), m.path, layout.pins);
+  }
+  std::sort(layout.pins.begin(), layout.pins.end());
 }
 
 void add_links(const HostView& view, Layout& layout) {

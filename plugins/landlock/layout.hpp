@@ -10,6 +10,8 @@
 
 #include "host_paths.hpp"
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -25,7 +27,19 @@ struct MountStep {
   bool writable = false;      ///< bind: read-write; otherwise read-only
   bool dir = true;            ///< bind: a directory (else a file)
   bool create_target = true;  ///< the target lies on a tmpfs of ours: create it and its parents
+  dev_t dev = 0;              ///< bind: the source's identity when resolved, checked again
+  ino_t ino = 0;              ///< by the keeper before it binds it (0: not checked)
   bool operator==(const MountStep&) const = default;
+};
+
+/// A blocked object hidden in the sandbox: an empty read-only mode-000 mount goes on exactly
+/// the object resolved on the host (its identity is checked again), or the run is refused.
+struct Mask {
+  std::string path;
+  bool dir = false;
+  dev_t dev = 0;
+  ino_t ino = 0;
+  bool operator==(const Mask& o) const { return path == o.path; }
 };
 
 /// Where HOME lives.
@@ -43,7 +57,11 @@ struct Layout {
   HomeKind home_kind = HomeKind::root_dir;
   std::vector<std::pair<std::string, std::string>> symlinks;  ///< path, text; on the root tmpfs
   std::vector<MountStep> steps;
-  std::vector<std::string> masks;    ///< hidden when present after the steps
+  /// Directories bound onto themselves before the masks, so that the command cannot rename or
+  /// remove them (EBUSY): the ancestors of each mask that lie inside a writable bind. A later
+  /// run then finds a blocked path where the policy names it. Parents first.
+  std::vector<std::string> pins;
+  std::vector<Mask> masks;           ///< blocked objects in the tree (none beneath another)
   std::vector<std::string> devices;  ///< names under /dev bound from the host
   std::string workspace;             ///< the command's working directory
   std::uint64_t tmpfs_bytes = 0;     ///< size of the root tmpfs; 0: the kernel's default

@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/openat2.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -51,6 +52,28 @@ int make_file(const char* path) noexcept {
   if (fd < 0) return errno == EEXIST ? 0 : -1;
   ::close(fd);
   return 0;
+}
+
+// An O_PATH descriptor of `path` reached through no symlink, if it is still the object that
+// was resolved (dev, ino; 0 checks nothing). Else -1 with errno (ELOOP: a symlink on the way;
+// ESTALE: another object now).
+int open_resolved(const char* path, dev_t dev, ino_t ino) noexcept {
+  open_how how{};
+  how.flags = O_PATH | O_CLOEXEC;
+  how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+  int fd = static_cast<int>(::syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how));
+  if (fd < 0 || ino == 0) return fd;
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && st.st_dev == dev && st.st_ino == ino) return fd;
+  ::close(fd);
+  errno = ESTALE;
+  return -1;
+}
+
+// Mounts the detached `tree` on exactly the object `target_fd` names.
+int attach_at(int tree, int target_fd) noexcept {
+  return static_cast<int>(::syscall(SYS_move_mount, tree, "", target_fd, "",
+                                    MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH));
 }
 
 int attach(int tree, const char* target) noexcept {
@@ -161,6 +184,23 @@ int make_mask_source(bool detached) noexcept {
   return base;
 }
 
+// Each pin is bound onto itself (with what is mounted beneath it), so that it is a mount point
+// the command cannot rename or remove.
+bool pin_ancestors(const FlatLayout& layout, MountFailure& f) noexcept {
+  for (const char* pin : layout.pins) {
+    int target = open_resolved(pin, 0, 0);
+    if (target < 0) return fail(f, "pin (a blocked path's directory changed)", pin);
+    int tree = static_cast<int>(
+        ::syscall(SYS_open_tree, target, "",
+                  OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_EMPTY_PATH));
+    bool ok = tree >= 0 && attach_at(tree, target) == 0;
+    if (tree >= 0) ::close(tree);
+    ::close(target);
+    if (!ok) return fail(f, "pin", pin);
+  }
+  return true;
+}
+
 bool mask_blocked(const FlatLayout& layout, MountFailure& f) noexcept {
   if (layout.masks.empty()) return true;
   bool detached = true;
@@ -180,14 +220,17 @@ bool mask_blocked(const FlatLayout& layout, MountFailure& f) noexcept {
     base = make_mask_source(false);
     if (base < 0) return fail(f, "make the masks", kMaskDir);
   }
-  for (const char* m : layout.masks) {
-    struct stat st {};
-    if (::lstat(m, &st) != 0 || S_ISLNK(st.st_mode)) continue;
-    int tree = static_cast<int>(::syscall(SYS_open_tree, base, S_ISDIR(st.st_mode) ? "d" : "f",
-                                          OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC));
-    bool ok = tree >= 0 && attach(tree, m) == 0;
+  // Each on the object the host's resolution found: a path that became a symlink, another
+  // object or nothing since then refuses the run rather than leaving it unmasked.
+  for (const auto& m : layout.masks) {
+    int target = open_resolved(m.path, m.dev, m.ino);
+    if (target < 0) return fail(f, "mask (the blocked path changed since it was resolved)", m.path);
+    int tree = static_cast<int>(
+        ::syscall(SYS_open_tree, base, m.dir ? "d" : "f", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC));
+    bool ok = tree >= 0 && attach_at(tree, target) == 0;
     if (tree >= 0) ::close(tree);
-    if (!ok) return fail(f, "mask", m);
+    ::close(target);
+    if (!ok) return fail(f, "mask", m.path);
   }
   if (!detached) ::close(base);
   if (!detached && (::umount2(kMaskDir, MNT_DETACH) != 0 || ::rmdir(kMaskDir) != 0))
@@ -218,8 +261,14 @@ bool clone_sources(const FlatLayout& layout, MountFailure& f) noexcept {
   for (std::size_t i = 0; i < layout.steps.size() && i < trees.size(); ++i) {
     const auto& s = layout.steps[i];
     if (s.kind != MountStep::Kind::bind) continue;
-    int fd = static_cast<int>(::syscall(SYS_open_tree, AT_FDCWD, s.source,
-                                        OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE));
+    // The source the run was planned with, reached through no symlink: a directory swapped
+    // for a link (or another one) since then refuses the run instead of being bound.
+    int source = open_resolved(s.source, s.dev, s.ino);
+    if (source < 0) return fail(f, "bind (the path changed since it was resolved)", s.source);
+    int fd = static_cast<int>(
+        ::syscall(SYS_open_tree, source, "",
+                  OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_EMPTY_PATH));
+    ::close(source);
     if (fd < 0) return fail(f, "clone", s.source);
     trees[i] = fd;
     mount_attr attr{};
@@ -259,7 +308,7 @@ bool build_root(const FlatLayout& layout, MountFailure& f) noexcept {
 }
 
 bool seal_root(const FlatLayout& layout, MountFailure& f) noexcept {
-  if (!mask_blocked(layout, f)) return false;
+  if (!pin_ancestors(layout, f) || !mask_blocked(layout, f)) return false;
   if (::umount2("/.old", MNT_DETACH) != 0) return fail(f, "detach the host's root", "/.old");
   if (::rmdir("/.old") != 0) return fail(f, "rmdir", "/.old");
   for (int tree : layout.trees)

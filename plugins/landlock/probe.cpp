@@ -23,6 +23,7 @@
 #include "fd.hpp"
 #include "idmap.hpp"
 #include "namespaces.hpp"
+#include "reductions.hpp"
 #include "ruleset.hpp"
 #include "supervise.hpp"
 
@@ -218,6 +219,9 @@ namespace cordon::landlock {
 namespace {
 
 std::string abi_problem(int abi) {
+  if (landlock_abi_ceiling() == 0)
+    return "Landlock counts as absent: " + abi_knob() +
+           " is not an ABI (a test knob that can only lower it)";
   if (abi == -ENOSYS) return "Landlock is not built into this kernel";
   if (abi == -EOPNOTSUPP) return "Landlock is disabled at boot (lsm= does not list landlock)";
   return std::string("Landlock is not available: ") + std::strerror(-abi);
@@ -311,6 +315,8 @@ ProbeResult probe_result(const ProbeFacts& f) {
                : "the user namespace maps only the caller's uid; no capabilities after exec; "
                  "no_new_privs");
   if (f.abi >= 1) r.facts.push_back(ll);
+  if (std::string knobs = reductions(); !knobs.empty())
+    r.facts.push_back("reduced for testing by " + knobs + ": proves only what such a host would");
   r.facts.push_back("limits via " + limits_evidence(f));
   if (f.nproc_per_userns) r.facts.push_back("RLIMIT_NPROC is counted per user namespace");
   r.facts.push_back("probe took " + std::to_string(f.micros) + " us");

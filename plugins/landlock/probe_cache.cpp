@@ -2,11 +2,15 @@
 #include "probe_cache.hpp"
 
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <cordon/load_hook.hpp>
+#include <cordon/path_guard.hpp>
+#include <cordon/private_dir.hpp>
 
 #include <boost/json.hpp>
 
@@ -15,10 +19,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <sstream>
 #include <string>
 #include <string_view>
 
 #include "fd.hpp"
+#include "reductions.hpp"
 #include "ruleset.hpp"
 
 namespace cordon::landlock {
@@ -88,8 +94,110 @@ CgroupSupport cgroups_of(const json::object& o) {
   return c;
 }
 
-bool owned_and_private(const struct stat& st, mode_t forbidden) {
-  return st.st_uid == ::geteuid() && (st.st_mode & forbidden) == 0;
+// Only what a store keeps, and only an answer no fresh probe could better: a cached failure
+// or "cannot" is probed again, never believed (it would refuse runs the host can give). The
+// ABI and the caller are what they are now.
+bool trustworthy(const ProbeFacts& f) {
+  return f.failure.empty() && f.abi >= 1 && f.abi == landlock_abi() && f.namespaces &&
+         f.fresh_proc && f.identity && f.landlock && f.seccomp && f.netns &&
+         f.root == (::geteuid() == 0);
+}
+
+bool cgroups_complete(const CgroupSupport& c) {
+  return c.version != CgroupVersion::none && c.memory && c.pids && c.cpu;
+}
+
+// What discovery reads, read once: mountinfo and this process's cgroups.
+struct CgroupView {
+  std::string mountinfo = slurp("/proc/self/mountinfo", 1 << 20);
+  std::string groups = slurp("/proc/self/cgroup");
+};
+
+// The mount point of the cgroup hierarchy of `controller` ("" for the v2 one), from
+// mountinfo; empty when there is none.
+std::string cgroup_mount(const CgroupView& view, const std::string& controller) {
+  const std::string& text = view.mountinfo;
+  std::size_t at = 0;
+  while (at < text.size()) {
+    std::size_t end = text.find('\n', at);
+    std::string line = text.substr(at, end == std::string::npos ? end : end - at);
+    at = end == std::string::npos ? text.size() : end + 1;
+    auto dash = line.find(" - ");
+    if (dash == std::string::npos) continue;
+    std::istringstream head(line.substr(0, dash)), tail(line.substr(dash + 3));
+    std::string id, parent, dev, root, mnt, type, source, options;
+    head >> id >> parent >> dev >> root >> mnt;
+    tail >> type >> source >> options;
+    if (controller.empty()
+            ? type == "cgroup2"
+            : type == "cgroup" &&
+                  ("," + options + ",").find("," + controller + ",") != std::string::npos)
+      return mnt;
+  }
+  return {};
+}
+
+// This process's group in the hierarchy of `controller` ("" for v2), from /proc/self/cgroup.
+std::optional<std::string> own_group(const CgroupView& view, const std::string& controller) {
+  std::istringstream in(view.groups);
+  for (std::string line; std::getline(in, line);) {
+    auto first = line.find(':'), second = line.find(':', first + 1);
+    if (first == std::string::npos || second == std::string::npos) continue;
+    std::string list = "," + line.substr(first + 1, second - first - 1) + ",";
+    if (controller.empty() ? line.compare(0, first, "0") == 0
+                           : list.find("," + controller + ",") != std::string::npos)
+      return line.substr(second + 1);
+  }
+  return std::nullopt;
+}
+
+// `dir` is a directory of the cgroup filesystem (`magic`), reached without a symlink.
+bool cgroup_dir(const std::string& dir, long magic) {
+  UniqueFd fd(open_without_symlinks(dir));
+  struct statfs fs {};
+  return fd && ::fstatfs(fd.get(), &fs) == 0 && static_cast<long>(fs.f_type) == magic;
+}
+
+// Where probe_cgroups() would put a v1 controller's groups now: its hierarchy's mount plus
+// this process's group.
+bool v1_dir_current(const CgroupView& view, bool used, const std::string& dir,
+                    const std::string& controller) {
+  if (!used) return true;
+  auto own = own_group(view, controller);
+  std::string mnt = cgroup_mount(view, controller);
+  if (!own || mnt.empty() || dir != mnt + *own) return false;
+  return cgroup_dir(dir, CGROUP_SUPER_MAGIC);
+}
+
+// v2: "<mount><an ancestor of this process's group>/cordon", that ancestor being root's or
+// (for another caller) delegated to it.
+bool v2_dir_current(const CgroupView& view, const std::string& dir) {
+  auto own = own_group(view, "");
+  std::string mnt = cgroup_mount(view, ""), suffix = "/cordon";
+  if (!own || mnt.empty() || dir.size() <= mnt.size() + suffix.size() ||
+      dir.compare(0, mnt.size(), mnt) != 0 ||
+      dir.compare(dir.size() - suffix.size(), suffix.size(), suffix) != 0)
+    return false;
+  std::string base = dir.substr(mnt.size(), dir.size() - mnt.size() - suffix.size());
+  std::string group = *own == "/" ? "" : *own;
+  bool prefix = base.empty() || (group.compare(0, base.size(), base) == 0 &&
+                                 (group.size() == base.size() || group[base.size()] == '/'));
+  struct stat st {};
+  uid_t euid = ::geteuid();
+  if (!prefix ||
+      (euid != 0 && (base.empty() || ::stat((mnt + base).c_str(), &st) != 0 || st.st_uid != euid)))
+    return false;
+  return cgroup_dir(dir, CGROUP2_SUPER_MAGIC);
+}
+
+// Root acts through the cached directories (it makes groups in them and writes their limits):
+// they must be where discovery would find them now, on the cgroup filesystem.
+bool cgroup_dirs_current(const CgroupSupport& c) {
+  CgroupView view;
+  if (c.version == CgroupVersion::v2) return v2_dir_current(view, c.v2_dir);
+  return v1_dir_current(view, c.memory, c.memory_dir, "memory") &&
+         v1_dir_current(view, c.pids, c.pids_dir, "pids") &&
+         v1_dir_current(view, c.cpu, c.cpu_dir, "cpu");
 }
 
 }  // namespace
@@ -102,7 +210,7 @@ std::string probe_fingerprint() {
          "\nids " + std::to_string(::geteuid()) + " " + std::to_string(::getegid()) + " " +
          std::to_string(::getuid()) + "\nabi " + std::to_string(landlock_abi()) + "\ncgroup " +
          slurp("/proc/self/cgroup") + "uid_map " + slurp("/proc/self/uid_map") + "plugin " +
-         own_file_identity() + "\n";
+         own_file_identity() + "\nreduced " + reductions() + "\n";
 }
 
 std::string kernel_settings() {
@@ -189,45 +297,52 @@ std::optional<fs::path> probe_cache_file(const fs::path& state_dir) {
 std::optional<ProbeFacts> load_probe_cache(const fs::path& file, const std::string& fingerprint,
                                            std::chrono::system_clock::time_point* proven_at,
                                            std::string* settings) {
-  struct stat dir {};
-  if (::lstat(file.parent_path().c_str(), &dir) != 0 || !S_ISDIR(dir.st_mode) ||
-      !owned_and_private(dir, 022))
-    return std::nullopt;
-  UniqueFd fd(::open(file.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
-  struct stat st {};
-  if (!fd || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || !owned_and_private(st, 077) ||
-      st.st_size > 65536)
-    return std::nullopt;
-  std::string text(static_cast<std::size_t>(st.st_size), '\0');
-  if (::read(fd.get(), text.data(), text.size()) != static_cast<ssize_t>(text.size()))
-    return std::nullopt;
-  return decode_probe_facts(text, fingerprint, std::chrono::system_clock::now(), proven_at,
-                            settings);
+  try {
+    auto dir = PrivateDir::open(file.parent_path());
+    if (!dir) return std::nullopt;
+    OwnedFd fd = dir->open_file(file.filename().string(), O_RDONLY);
+    struct stat st {};
+    if (!fd || ::fstat(fd.get(), &st) != 0 || (st.st_mode & 077) != 0 || st.st_size > 65536)
+      return std::nullopt;
+    std::string text(static_cast<std::size_t>(st.st_size), '\0');
+    if (::read(fd.get(), text.data(), text.size()) != static_cast<ssize_t>(text.size()))
+      return std::nullopt;
+    auto facts = decode_probe_facts(text, fingerprint, std::chrono::system_clock::now(), proven_at,
+                                    settings);
+    if (!facts || !trustworthy(*facts)) return std::nullopt;
+    // Groups that were not there are looked for again (cheap when there are none to find);
+    // directories that were are checked before anyone makes groups in them.
+    if (!cgroups_complete(facts->cgroups))
+      facts->cgroups = probe_cgroups(::geteuid());
+    else if (!cgroup_dirs_current(facts->cgroups))
+      return std::nullopt;
+    // A task count per user namespace matters only without a pids group.
+    if (!facts->nproc_per_userns && !facts->cgroups.pids) return std::nullopt;
+    return facts;
+  } catch (const std::exception&) {
+    return std::nullopt;  // not cordon's own (CRD1006), unreadable: probe afresh
+  }
 }
 
 void store_probe_cache(const fs::path& file, const ProbeFacts& facts,
                        const std::string& fingerprint, const std::string& settings) {
-  // The parents as the umask has them; the directory itself 0700. An existing directory is
-  // used only if it is the caller's and nobody else can write it — never re-permitted.
-  std::error_code ec;
-  fs::create_directories(file.parent_path().parent_path(), ec);
-  if (ec) return;
-  ::mkdir(file.parent_path().c_str(), 0700);
-  struct stat dir {};
-  if (::lstat(file.parent_path().c_str(), &dir) != 0 || !S_ISDIR(dir.st_mode) ||
-      !owned_and_private(dir, 022))
-    return;
-  std::string text =
-      encode_probe_facts(facts, fingerprint, std::chrono::system_clock::now(), settings);
-  fs::path tmp = file;
-  tmp += ".tmp-" + std::to_string(::getpid());
-  UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
-  if (!fd) return;
-  bool ok = ::write(fd.get(), text.data(), text.size()) == static_cast<ssize_t>(text.size());
-  fd.reset();
-  if (!ok || ::rename(tmp.c_str(), file.c_str()) != 0) ::unlink(tmp.c_str());
+  // Every level cordon's own (PrivateDir): a directory someone else controls is never used,
+  // nor re-permitted.
+  try {
+    PrivateDir dir = PrivateDir::create(file.parent_path());
+    dir.write_file(
+        file.filename().string(),
+        encode_probe_facts(facts, fingerprint, std::chrono::system_clock::now(), settings), 0600);
+  } catch (const std::exception&) {
+    // the cache is an optimisation
+  }
 }
 
-void drop_probe_cache(const fs::path& file) noexcept { ::unlink(file.c_str()); }
+void drop_probe_cache(const fs::path& file) noexcept {
+  try {
+    if (auto dir = PrivateDir::open(file.parent_path())) dir->remove(file.filename().string());
+  } catch (...) {
+  }
+}
 
 }  // namespace cordon::landlock

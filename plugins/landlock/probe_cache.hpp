@@ -11,7 +11,18 @@
 //     that used the entry once its command is running, off the start-up's path: a change
 //     drops the entry for the next process (this run does not rely on it, as said above);
 //   - an age limit (kProbeCacheTtl);
-//   - a file owned by the caller, mode 0600, in a directory only the caller can write.
+//   - a file owned by the caller, mode 0600, in a directory that is cordon's own at every level
+//     (cordon/private_dir.hpp).
+// And an entry, even one forged by the caller's own uid (a sandbox of an unprivileged cordon
+// runs as that uid), can only ever cost a re-probe:
+//   - it never weakens a run: the ruleset is built for the ABI the kernel reports now, and an
+//     entry whose ABI or caller differ from now is not used;
+//   - it never refuses one: a cached failure, or any "cannot" a fresh probe could turn into
+//     "can", is probed again, never believed; cgroups the entry did not find are looked for
+//     again;
+//   - the cgroup directories it names are used (root makes groups and writes limits in them)
+//     only where discovery would find them now, on the cgroup filesystem, reached without a
+//     symlink.
 // A run that fails to set up its sandbox removes the entry, so the next one probes afresh.
 // CORDON_PROBE_CACHE=off disables it.
 #pragma once
@@ -56,14 +67,16 @@ std::optional<ProbeFacts> decode_probe_facts(const std::string& text,
 /// so that the plugin and an executable with the backend built in keep one each.
 std::optional<std::filesystem::path> probe_cache_file(const std::filesystem::path& state_dir);
 
-/// Reads the cache; nullopt when missing, stale, foreign-owned or loosely permitted.
+/// Reads the cache; nullopt when missing, stale, foreign-owned, loosely permitted, when it
+/// holds a failure or a negative answer, an ABI or caller other than now's, or cgroup
+/// directories that are not where discovery finds them now (see above).
 std::optional<ProbeFacts> load_probe_cache(const std::filesystem::path& file,
                                            const std::string& fingerprint,
                                            std::chrono::system_clock::time_point* proven_at,
                                            std::string* settings = nullptr);
 
-/// Writes the cache atomically (0600 in a 0700 directory it creates). Failures are ignored:
-/// the cache is an optimisation.
+/// Writes the cache atomically (0600, in a PrivateDir it creates or verifies). Failures are
+/// ignored: the cache is an optimisation.
 void store_probe_cache(const std::filesystem::path& file, const ProbeFacts& facts,
                        const std::string& fingerprint, const std::string& settings = {});
 

@@ -30,20 +30,46 @@ std::string limit_line(const LimitsPlan& limits, std::string_view id) {
   return "not enforced";
 }
 
+std::vector<std::string> paths(const std::vector<HostPath>& in) {
+  std::vector<std::string> out;
+  for (const auto& p : in) out.push_back(p.path);
+  return out;
+}
+
+std::size_t masked(const Layout& layout, const std::vector<HostPath>& objects) {
+  std::size_t n = 0;
+  for (const auto& o : objects)
+    n += std::find(layout.masks.begin(), layout.masks.end(), Mask{o.path, o.dir, 0, 0}) !=
+         layout.masks.end();
+  return n;
+}
+
+std::string blocked_line(const RunSetup& s) {
+  std::string line = std::to_string(masked(s.layout, s.view.blocked)) + " of the " +
+                     std::to_string(s.view.blocked.size()) +
+                     " blocked paths present here are in the sandbox's tree, each masked by an "
+                     "empty read-only mode-000 mount on the object resolved (checked again when "
+                     "mounted); the others are not in the tree at all";
+  if (!s.view.blocked_missing.empty())
+    line += "; not present here: " + list(s.view.blocked_missing);
+  if (!s.view.aliases.empty())
+    line += "; " + std::to_string(masked(s.layout, s.view.aliases)) +
+            " other mount(s) showing them masked too";
+  if (!s.layout.pins.empty())
+    line += "; " + std::to_string(s.layout.pins.size()) +
+            " of their directories inside write grants are mount points the command cannot "
+            "rename or remove";
+  if (!s.view.own_state.empty())
+    line += "; cordon's own state kept out: " + list(paths(s.view.own_state));
+  return line;
+}
+
 std::string mechanism(const RunSetup& s, std::string_view id) {
   const std::string ll = "Landlock ABI " + std::to_string(s.ruleset.abi);
   if (id == cap::fs_read_confine)
     return ll + " read rules on " + std::to_string(s.view.read.size() + s.view.write.size() + 1) +
            " paths; the mount namespace holds only them, /tmp, /dev, /proc and HOME";
-  if (id == cap::fs_read_block) {
-    std::size_t masked = 0;
-    for (const auto& b : s.view.blocked)
-      masked +=
-          std::find(s.layout.masks.begin(), s.layout.masks.end(), b.path) != s.layout.masks.end();
-    return std::to_string(masked) + " of the " + std::to_string(s.view.blocked.size()) +
-           " blocked paths present here are in the sandbox's tree, each masked by an empty "
-           "read-only mode-000 mount; the others are not in the tree at all";
-  }
+  if (id == cap::fs_read_block) return blocked_line(s);
   if (id == cap::fs_write_confine) {
     std::size_t others = 0;
     for (const auto& w : s.view.write) others += w.path != s.view.workspace.path;
@@ -59,7 +85,7 @@ std::string mechanism(const RunSetup& s, std::string_view id) {
   if (id == cap::fs_exec_block)
     return s.view.blocked_exec.empty()
                ? "no blocked program exists on this host"
-               : "program files masked (mode 000, read-only): " + list(s.view.blocked_exec);
+               : "program files masked (mode 000, read-only): " + list(paths(s.view.blocked_exec));
   if (id == cap::fs_exec_confine) return ll + " EXECUTE only on " + list(s.view.allowed_exec);
   if (id == cap::net_deny) return "network namespace with only loopback";
   if (id == cap::net_ports)
@@ -100,7 +126,15 @@ std::string mechanism(const RunSetup& s, std::string_view id) {
 
 std::vector<Enforcement> enforcement_report(const RunSetup& setup) {
   std::vector<Enforcement> out;
-  for (const auto& r : setup.plan.requirements) out.push_back({r.id, mechanism(setup, r.id)});
+  bool blocks = false;
+  for (const auto& r : setup.plan.requirements) {
+    out.push_back({r.id, mechanism(setup, r.id)});
+    blocks = blocks || r.id == cap::fs_read_block;
+  }
+  // cordon's own state is hidden whatever the policy asks: said even when it blocks nothing.
+  if (!blocks && !setup.view.own_state.empty())
+    out.push_back({std::string(cap::fs_read_block),
+                   "cordon's own state kept out: " + list(paths(setup.view.own_state))});
   return out;
 }
 

@@ -43,7 +43,8 @@ inline constexpr std::uint64_t scope_signal = 1ull << 1;         // ABI 6
 }  // namespace right
 
 /// The Landlock ABI of the running kernel (>= 1), or -errno (ENOSYS: not built in;
-/// EOPNOTSUPP: disabled at boot).
+/// EOPNOTSUPP: disabled at boot). Never above CORDON_LANDLOCK_MAX_ABI (reductions.hpp): with
+/// that knob at N the answer is min(kernel's ABI, N), and -ENOSYS for a value that is no ABI.
 int landlock_abi() noexcept;
 
 /// Every filesystem right the ABI knows (all are handled, so all are denied unless granted).

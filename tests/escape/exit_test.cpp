@@ -83,11 +83,11 @@ TEST_CASE("escape: a command killed by signal n gives 128+n",
 
 TEST_CASE("escape: a timed-out command gives 124", "[escape][userns][exit][timeout][docker]") {
   Scratch s;
-  auto ok = run_plain(s, {probe("lifeprobe"), "sleep", "50"}, "2s");
+  auto ok = run_plain(s, {probe("lifeprobe"), "sleep", "50"}, short_timeout(2));
   INFO(ok.describe());
   CHECK(ok.proc.status == 0);
-  auto ran = run_plain(s, {probe("lifeprobe"), "sleep", "20000"}, "1s");
+  auto ran = run_plain(s, {probe("lifeprobe"), "sleep", "20000"}, short_timeout(1));
   INFO(ran.describe());
   CHECK(ran.proc.status == 124);
-  CHECK(ran.proc.wall < std::chrono::seconds(10));
+  CHECK(ran.proc.wall < std::chrono::seconds(10 + start_allowance()));
 }

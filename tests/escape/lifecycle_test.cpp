@@ -80,7 +80,7 @@ std::unique_ptr<Process> start_survivors(Scratch& s, const std::string& marker, 
 TEST_CASE("escape: the wall-clock timeout ends the run with 124",
           "[escape][userns][timeout][docker]") {
   Scratch s;
-  auto policy = with_timeout(s, "1s");
+  auto policy = with_timeout(s, short_timeout(1));
   auto quick = run_probe(s, policy, "lifeprobe", {"sleep", "100"});
   INFO(quick.describe());
   CHECK_THAT(quick.line("sleep"), IsOk());
@@ -91,7 +91,7 @@ TEST_CASE("escape: the wall-clock timeout ends the run with 124",
   CHECK(slow.json->timed_out);
   CHECK(slow.proc.status == 124);
   CHECK(slow.lines("sleep").empty());
-  CHECK(slow.proc.wall < 10s);
+  CHECK(slow.proc.wall < 10s + std::chrono::seconds(start_allowance()));
   RunExtras plain;
   plain.json = false;
   auto plain_run = run_cordon(s, policy, {probe("lifeprobe"), "sleep", "30000"}, plain);
@@ -104,11 +104,11 @@ TEST_CASE("escape: setsid and double-forked survivors die at the timeout",
   Scratch s;
   auto marker = unique_marker("cordon-escape-survivor");
   KillMarked cleanup{marker};
-  auto cordon =
-      start_cordon(s, with_timeout(s, "2s"), {probe("lifeprobe"), "survivors", marker}, true);
+  auto cordon = start_cordon(s, with_timeout(s, short_timeout(2)),
+                             {probe("lifeprobe"), "survivors", marker}, true);
   // While the run lasts, the marked processes are visible from the host: the scan works. The
   // probe, its setsid child and the double-forked grandchild all carry the marker.
-  CHECK(wait_present(marker, 4, 1500ms) >= 4);
+  CHECK(wait_present(marker, 4, 1500ms + std::chrono::seconds(start_allowance())) >= 4);
   Ran ran = make_ran(cordon->wait(), true);
   INFO(ran.describe());
   CHECK(ran.proc.status == 124);

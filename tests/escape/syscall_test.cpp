@@ -14,7 +14,8 @@ namespace {
 /// How the host answers without a sandbox.
 enum class Host {
   reachable,  ///< any caller gets past the permission check (argument error or success)
-  cap_gated,  ///< needs a capability: only root gets past the permission check
+  cap_gated,  ///< needs a capability: only root gets past the permission check (a kernel
+              ///< without the call answers ENOSYS to anyone)
 };
 
 /// Attempts `call` on the host and in the sandbox and checks both answers.
@@ -26,8 +27,13 @@ void check_denied(const std::string& call, Host host_kind,
   REQUIRE_THAT(host.line("control"), IsOk());
   if (host_kind == Host::reachable || running_as_root()) {
     // On the host the call gets past the permission check (an argument error or success), so
-    // an EPERM in the sandbox is the sandbox's doing.
-    CHECK_THAT(host.line(call), !IsErr({"EPERM"}));
+    // an EPERM in the sandbox is the sandbox's doing. A host may refuse it itself (a sysctl
+    // such as kernel.io_uring_disabled or kernel.kexec_load_disabled): then it cannot be told
+    // apart, which is a missing prerequisite (only the sandbox's answer is checked locally).
+    bool host_reaches = !IsErr({"EPERM"}).match(host.line(call));
+    if (!host_reaches && in_ci()) FAIL("the host itself refuses " << call << " with EPERM");
+    if (!host_reaches)
+      WARN("the host itself refuses " << call << " with EPERM: only the sandbox checked");
   }
   auto ran = run_probe(s, confined(s.root()), "sysprobe", {"control", call});
   INFO("sandbox: " << ran.describe());
@@ -59,10 +65,10 @@ ESCAPE_SECCOMP_CASE("userfaultfd", reachable)
 ESCAPE_SECCOMP_CASE("io_uring_setup", reachable)
 ESCAPE_SECCOMP_CASE("keyctl", reachable)
 ESCAPE_SECCOMP_CASE("add_key", reachable)
-ESCAPE_SECCOMP_CASE("kexec_load", reachable)
-ESCAPE_SECCOMP_CASE("init_module", reachable)
-ESCAPE_SECCOMP_CASE("finit_module", reachable)
-ESCAPE_SECCOMP_CASE("delete_module", reachable)
+ESCAPE_SECCOMP_CASE("kexec_load", cap_gated)
+ESCAPE_SECCOMP_CASE("init_module", cap_gated)
+ESCAPE_SECCOMP_CASE("finit_module", cap_gated)
+ESCAPE_SECCOMP_CASE("delete_module", cap_gated)
 ESCAPE_SECCOMP_CASE("open_by_handle_at", reachable)
 ESCAPE_SECCOMP_CASE("tiocsti", reachable)
 ESCAPE_SECCOMP_CASE("tioclinux", reachable)

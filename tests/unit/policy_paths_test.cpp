@@ -1,5 +1,6 @@
 // Tests of resolve_paths: `~`, `{workspace}` and relative paths, expanded lexically.
 #include <catch2/catch.hpp>
+#include <cordon/policy_io.hpp>
 #include <cordon/policy_loader.hpp>
 
 #include "policy_test_support.hpp"
@@ -68,4 +69,28 @@ TEST_CASE("policy_paths: the shipped standard preset resolves", "[policy][paths]
   CHECK(std::find(p.filesystem.blocked.begin(), p.filesystem.blocked.end(), "/home/me/.ssh") !=
         p.filesystem.blocked.end());
   for (const auto& path : p.filesystem.blocked) CHECK(path.front() == '/');
+}
+
+TEST_CASE("policy_paths: '~' paths are remembered, re-homed for another user, written back",
+          "[policy][paths]") {
+  Policy p = resolve_paths(
+      with_paths({"~/tools", "/home/me/literal"}, {"~"}, {"~/.ssh", "/etc/shadow"}), kCtx);
+  CHECK(p.filesystem.from_home == std::map<std::string, std::string>{{"/home/me/tools", "/tools"},
+                                                                     {"/home/me", ""},
+                                                                     {"/home/me/.ssh", "/.ssh"}});
+  Policy other = for_command_home(p, "/home/u");
+  // Grants follow the user the command runs as; blocked paths cover both homes.
+  CHECK(other.filesystem.read == std::vector<std::string>{"/home/u/tools", "/home/me/literal"});
+  CHECK(other.filesystem.write == std::vector<std::string>{"/home/u"});
+  CHECK(other.filesystem.blocked ==
+        std::vector<std::string>{"/home/me/.ssh", "/etc/shadow", "/home/u/.ssh"});
+  CHECK(for_command_home(p, "relative").filesystem.read == p.filesystem.read);
+  // The effective policy says `~` where the file did, so that re-resolving it keeps the record.
+  auto text = to_toml(p);
+  CHECK(text.find("\"~/tools\"") != std::string::npos);
+  CHECK(text.find("\"~/.ssh\"") != std::string::npos);
+  CHECK(text.find("\"/home/me/literal\"") != std::string::npos);
+  Policy again = resolve_paths(load_policy_text(text, "again.toml"), kCtx);
+  CHECK(again.filesystem.from_home == p.filesystem.from_home);
+  CHECK(again.filesystem.blocked == p.filesystem.blocked);
 }

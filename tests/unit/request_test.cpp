@@ -89,3 +89,17 @@ TEST_CASE("request: base64 and UTF-8 helpers", "[request]") {
   CHECK_FALSE(is_utf8("\xed\xa0\x80"));  // surrogate
   CHECK_FALSE(is_utf8("\xff"));
 }
+
+TEST_CASE("request: a key given twice is refused, at any depth", "[request]") {
+  CHECK(refusal(R"({"argv": ["true"], "argv": ["false"]})") ==
+        "CRD2010 request /argv: duplicate key 'argv'");
+  CHECK(refusal(R"({"argv": ["true"], "policy": {"version": 1,
+      "filesystem": {"read": ["/usr"], "read": "host"}}})") ==
+        "CRD2010 request /policy/filesystem/read: duplicate key 'read'");
+  CHECK(refusal(R"({"argv": [{"untrusted": "a", "untrusted": "-rf"}]})") ==
+        "CRD2010 request /argv/0/untrusted: duplicate key 'untrusted'");
+  // Equal keys in different objects are no duplicate.
+  auto r = parse_run_request(R"({"argv": ["true"], "env": {"CI": "1"},
+      "policy": {"version": 1, "env": {"pass": ["CI"]}}})");
+  CHECK(r.env.at("CI") == "1");
+}

@@ -117,6 +117,25 @@ TEST_CASE("workspace: size caps and blocked paths", "[workspace]") {
   CHECK(slurp(s.ws() / "private" / "key") == "k");
 }
 
+TEST_CASE("workspace: a blocked file is refused itself, not only through its directory",
+          "[workspace]") {
+  Scratch s;
+  std::ofstream(s.ws() / ".env") << "SECRET=1";
+  std::ofstream(s.ws() / "notes") << "n";
+  WorkspaceRules rules;
+  rules.blocked = {fs::canonical(s.ws()) / ".env"};
+  Workspace w(s.ws(), rules);
+  CHECK(error_code_of([&] { w.write(".env", "SECRET=planted"); }) == "CRD4008");
+  CHECK(error_code_of([&] { w.remove(".env"); }) == "CRD4008");
+  CHECK(error_code_of([&] { w.read(".env"); }) == "CRD4008");
+  CHECK(slurp(s.ws() / ".env") == "SECRET=1");
+  // Its neighbours are ordinary files.
+  w.write("notes", "changed");
+  CHECK(w.read("notes") == "changed");
+  w.remove("notes");
+  CHECK_FALSE(fs::exists(s.ws() / "notes"));
+}
+
 TEST_CASE("workspace: a missing workspace or file is a clear error", "[workspace]") {
   CHECK(error_code_of([] { Workspace w("/nonexistent/cordon-ws"); }) == "CRD4004");
   Scratch s;

@@ -33,6 +33,8 @@ inline constexpr const char* kBackendUnavailable =
     "CRD1004";  ///< the named backend is not usable here
 inline constexpr const char* kServiceUnreachable =
     "CRD1005";  ///< a daemon or service the backend drives did not answer, or went away mid-run
+inline constexpr const char* kUntrustedState =
+    "CRD1006";  ///< a directory or file of cordon's own state is not cordon's own
 // CRD2xxx policy file and settings
 inline constexpr const char* kFileUnreadable = "CRD2001";
 inline constexpr const char* kSyntax = "CRD2002";
@@ -82,6 +84,7 @@ inline constexpr const char* kOutputTruncated = "CRD5002";
 inline constexpr const char* kBackendFault = "CRD5003";
 inline constexpr const char* kNotFound = "CRD5004";
 inline constexpr const char* kNotExecutable = "CRD5005";
+inline constexpr const char* kStateIo = "CRD5006";  ///< cordon cannot read or write its own state
 // CRD6xxx jobs
 inline constexpr const char* kNoSuchJob = "CRD6001";
 inline constexpr const char* kJobRunning = "CRD6002";  ///< remove refused: the job still runs

@@ -1,16 +1,22 @@
 // Background jobs: commands that outlive the call that started them, under the same policy,
 // with their state on disk so that any later cordon process can find them.
 //
-// Each job has a directory under the state directory (mode 0700) holding job.json (what was
-// asked), policy.toml (the effective policy it runs under), output.log (stdout and stderr as
-// they arrive, capped by limits.max_log_bytes keeping the newest), and result.json (written
-// once, atomically, by the job's supervisor when the command has ended). The supervisor is a
-// small `cordon job supervise` process of its own, detached from the caller's session.
+// Each job has a directory under the state directory holding job.json (what was asked),
+// policy.toml (the effective policy it runs under), supervisor.json (who supervises it),
+// output.log (stdout and stderr as they arrive, capped by limits.max_log_bytes keeping the
+// newest), and result.json (written once, atomically, by the job's supervisor when the command
+// has ended). The state directory, each job's directory and every file are cordon's own
+// (cordon/private_dir.hpp): created 0700 or verified at every level, never through a symlink.
+// The supervisor is a small `cordon job supervise` process of its own, detached from the
+// caller's session; it takes its job from the starting cordon through an inherited sealed
+// memory file, never from the job directory (job.json and policy.toml are for display only),
+// and every sandbox is kept away from the state directory (Plan::protected_paths).
 #pragma once
 
 #include <cordon/error.hpp>
 #include <cordon/export.hpp>
 #include <cordon/policy.hpp>
+#include <cordon/private_dir.hpp>
 #include <cordon/result.hpp>
 
 #include <chrono>
@@ -47,7 +53,15 @@ struct JobInfo {
   std::filesystem::path log;
   std::optional<RunResult> result;  ///< once ended (not for lost jobs)
   std::uint64_t log_dropped_bytes = 0;
+  /// Lost jobs: host processes of the job still alive (its supervisor's session); `job stop`
+  /// ends them.
+  std::size_t live_processes = 0;
+  /// What stop(), remove() or gc() ended of a lost job, one line each.
+  std::vector<std::string> cleanup;
 };
+
+/// The longest grace a stop gives (a longer one is shortened to it).
+inline constexpr Duration kMaxStopGrace = std::chrono::hours(1);
 
 /// What to start.
 struct JobSpec {
@@ -61,13 +75,15 @@ struct JobSpec {
 
 /// How a JobManager finds its state, its supervisor program and its plugins.
 struct JobManagerOptions {
-  std::filesystem::path state_dir;   ///< default: $XDG_STATE_HOME/cordon/jobs
+  std::filesystem::path state_dir;   ///< default: default_job_state_dir()
   std::filesystem::path cordon_exe;  ///< default: the `cordon` next to the core library
   std::vector<std::filesystem::path> plugin_dirs;
-  std::optional<std::filesystem::path> config;  ///< --config for the supervisor
+  std::optional<std::filesystem::path> config;  ///< --config (read by start(), not the supervisor)
 };
 
-/// The default state directory: $XDG_STATE_HOME/cordon/jobs, else ~/.local/state/cordon/jobs.
+/// The default state directory: $XDG_STATE_HOME/cordon/jobs, else $HOME/.local/state/cordon/jobs;
+/// without either, /var/lib/cordon/jobs for root and the password database's home for others
+/// (empty when there is none). Reads the environment only.
 CORDON_API std::filesystem::path default_job_state_dir();
 
 /// Starts, inspects and stops background jobs. Every verb on an unknown id throws Error
@@ -86,15 +102,18 @@ class CORDON_API JobManager {
   std::string output(const std::string& id, std::size_t lines = 200) const;
   /// Blocks until the job has ended or `timeout` passed; returns its state either way.
   JobInfo wait(const std::string& id, std::optional<Duration> timeout = std::nullopt) const;
-  /// SIGTERM to the whole job, then SIGKILL after `grace`; returns the recorded result. A job
-  /// that has already ended is left alone and its result returned.
+  /// SIGTERM to the whole job, then SIGKILL after `grace` (at most kMaxStopGrace); returns the
+  /// recorded result. A job that has already ended is left alone and its result returned; a
+  /// lost one has whatever it left ended (its processes, its backend's garbage: see `cleanup`).
   JobInfo stop(const std::string& id, Duration grace = std::chrono::seconds(5));
   /// Every job (ended ones only with `all`), newest first.
   std::vector<JobInfo> list(bool all = false) const;
-  /// Deletes the record of an ended job; refuses a running one (CRD6002).
+  /// Deletes the record of an ended job; refuses a running one (CRD6002). What a lost job left
+  /// is ended first, and the record is kept (CRD6002) unless nothing of it is left alive.
   void remove(const std::string& id);
-  /// Deletes the records of every ended job; returns how many.
-  std::size_t gc();
+  /// Deletes the records of every ended job, as remove() does; returns how many. The lost jobs
+  /// whose record was kept are described in `kept`, one line each.
+  std::size_t gc(std::vector<std::string>* kept = nullptr);
   /// Stops every job this manager started and has not seen end (for hosts shutting down their
   /// API object): all are asked at once, so the graces run side by side.
   void stop_all(Duration grace = std::chrono::seconds(5));
@@ -107,16 +126,20 @@ class CORDON_API JobManager {
     Duration grace;
     int supervisor_pid;
     std::uint64_t supervisor_ticks;
+    bool lost;
   };
   std::optional<PendingStop> request_stop(const std::string& id, Duration grace);
   JobInfo finish_stop(const PendingStop& p);
-  std::filesystem::path dir_of(const std::string& id) const;
+  std::optional<PrivateDir> root() const;
+  PrivateDir dir_of(const std::string& id) const;
+  bool settle(const std::string& id, Duration grace, std::vector<std::string>& lines) const;
   JobManagerOptions options_;
   std::vector<std::string> started_;
 };
 
-/// The supervisor's side (`cordon job supervise DIR`): runs the job recorded in `dir` to its
-/// end and writes result.json. Returns the process exit status for the supervisor.
+/// The supervisor's side (`cordon job supervise DIR`): runs the job handed over on descriptor 3
+/// (a sealed memory file written by JobManager::start) to its end, logging to `dir`, and writes
+/// result.json there. Returns the process exit status for the supervisor.
 CORDON_API int supervise_job(const std::filesystem::path& dir);
 
 }  // namespace cordon

@@ -7,6 +7,9 @@
 
 #include <cordon/export.hpp>
 
+#include <sys/types.h>
+
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,5 +26,45 @@ CORDON_API void refuse_planted_symlink(const std::string& path,
 /// symlink (openat2 RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS): what it names is then exactly
 /// the path as written. -1 with errno otherwise (ELOOP for a symlink on the way).
 CORDON_API int open_without_symlinks(const std::string& path) noexcept;
+
+/// A symlink met while resolving a path: where it lies (canonical) and its text.
+struct LinkStep {
+  std::string path;
+  std::string target;
+  bool operator==(const LinkStep&) const = default;
+};
+
+/// Which symlinks a resolution may follow.
+enum class LinkRule {
+  any,            ///< every symlink
+  outside_bases,  ///< none that lies beneath one of the writable bases (a sandbox could plant it)
+  trusted_only,   ///< only root's, in a directory only root can write (/bin -> usr/bin, /var/run)
+};
+
+/// One path resolved once, component by component, and what it named at that moment.
+struct ResolvedPath {
+  std::string path;  ///< canonical (no symlink, ".", ".."); as far as resolved when missing
+  bool exists = false;
+  bool dir = false;
+  dev_t dev = 0;  ///< with `ino`: the identity of what was found, to check it again later
+  ino_t ino = 0;
+  std::vector<LinkStep> links;      ///< the symlinks followed, in order
+  std::optional<LinkStep> refused;  ///< the symlink the rule refused; resolution stopped there
+};
+
+/// Resolves the absolute `path` under `rule`. `bases` (absolute, canonical) are the writable
+/// directories of LinkRule::outside_bases. A path without a symlink costs one openat2 and one
+/// fstat; otherwise each component is opened from its parent's descriptor (O_PATH|O_NOFOLLOW),
+/// so that what is followed is exactly what was checked. A missing path, or one that cannot be
+/// searched, is returned with exists = false. Never throws for a path on the host.
+CORDON_API ResolvedPath resolve_path(const std::string& path, LinkRule rule,
+                                     const std::vector<std::string>& bases = {});
+
+/// The workspace `path` (absolute) as a command will get it: an existing directory reached
+/// through no symlink but root's system links (LinkRule::trusted_only), so that a link a sandbox
+/// planted cannot silently widen a later run's workspace. Returns the canonical path. Throws
+/// Error CRD4004 naming the symlink on the way and its target, CRD4007 when it is not an
+/// existing directory.
+CORDON_API ResolvedPath resolve_workspace(const std::string& path);
 
 }  // namespace cordon

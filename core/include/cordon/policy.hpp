@@ -47,6 +47,11 @@ struct Filesystem {
   bool write_host = false;  ///< write = "host": no write confinement asked for
   std::vector<std::string> blocked;
   HomeMode home = HomeMode::private_home;
+  /// Set by resolve_paths(): each entry of read, write or blocked written as a `~` path, by the
+  /// path it expanded to -> what followed the `~` ("" or "/.ssh"). A backend that runs the
+  /// command as another user than cordon's applies them to that user's home as well
+  /// (for_command_home()); the effective policy is written out with them as `~` paths again.
+  std::map<std::string, std::string> from_home;
   bool operator==(const Filesystem&) const = default;
 };
 

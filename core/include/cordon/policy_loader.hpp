@@ -40,4 +40,13 @@ struct PathContext {
 /// that cannot be expanded (e.g. "~other").
 CORDON_API Policy resolve_paths(Policy policy, const PathContext& ctx);
 
+/// `policy` (resolved) for a command that runs as another user than cordon's, whose home is
+/// `command_home`: the grants written as `~` paths apply to that home instead, and the blocked
+/// `~` paths to both homes. Unchanged when `command_home` is not absolute. Pure.
+CORDON_API Policy for_command_home(Policy policy, const std::filesystem::path& command_home);
+
+/// How `path` (an entry of the resolved read, write or blocked list) was written: "~/x" for one
+/// that came from `~`, else itself. Pure.
+CORDON_API std::string written_form(const Filesystem& fs, const std::string& path);
+
 }  // namespace cordon

@@ -108,6 +108,9 @@ class CORDON_API Registry {
   /// them, and finding the core library costs a dozen system calls.
   const std::vector<SearchDir>& search_path() const;
 
+  /// The parent of each backend's state directory (RegistryOptions::state_dir).
+  const std::filesystem::path& state_dir() const noexcept { return options_.state_dir; }
+
   /// Every backend name (built-in and plugin files on the path), sorted; loads no plugin.
   std::vector<std::string> names();
 

@@ -38,14 +38,18 @@ struct Invocation {
   std::shared_ptr<StopToken> stop;  ///< lets another thread stop the run (background jobs)
   Requirements extra_requirements;  ///< asked for beyond the policy (a sandboxed shell)
   std::vector<std::string> notes;   ///< added to the result's notes (e.g. the shell mode)
+  /// cordon's own state beyond the defaults that run_invocation() protects (see
+  /// Plan::protected_paths): a job's state directory, an explicit --config file.
+  std::vector<std::filesystem::path> protected_paths;
 };
 
 /// What happened to an invocation.
 struct RunOutcome {
-  RunResult result;           ///< result.error is set when cordon refused or failed
-  std::string backend;        ///< the backend that ran it; empty when none was chosen
-  Requirements requirements;  ///< what the backend had to prove
-  Decision decision;          ///< how the backend was chosen, or why none was
+  RunResult result;                 ///< result.error is set when cordon refused or failed
+  std::string backend;              ///< the backend that ran it; empty when none was chosen
+  Requirements requirements;        ///< what the backend had to prove
+  Decision decision;                ///< how the backend was chosen, or why none was
+  std::filesystem::path workspace;  ///< the workspace as resolved (canonical); empty if refused
 };
 
 /// This process's environment as a map (the usual Invocation::caller_env).

@@ -54,7 +54,8 @@ class CORDON_API Workspace {
  private:
   int open_beneath(std::string_view path, int flags, std::uint64_t mode = 0) const;
   int open_parent(std::string_view path, std::string& leaf) const;
-  void refuse_blocked(int fd, std::string_view path) const;
+  /// Throws CRD4008 when what `fd` names (or its entry `leaf`, when given) is blocked.
+  void refuse_blocked(int fd, std::string_view path, std::string_view leaf = {}) const;
 
   std::filesystem::path root_;
   WorkspaceRules rules_;

@@ -28,7 +28,7 @@ HostView confined_view() {
   v.read = {{"/usr", true}, {"/etc", true}};
   v.links = {{"/bin", "usr/bin"}, {"/lib64", "usr/lib64"}};
   v.blocked = {{"/etc/shadow", false}, {"/home/u/.ssh", true}, {"/srv/secret", true}};
-  v.blocked_exec = {"/usr/bin/su"};
+  v.blocked_exec = {{"/usr/bin/su", false}};
   return v;
 }
 
@@ -38,8 +38,8 @@ const MountStep* step_at(const Layout& l, const std::string& target) {
   return nullptr;
 }
 
-bool has(const std::vector<std::string>& v, const std::string& x) {
-  return std::find(v.begin(), v.end(), x) != v.end();
+bool has(const std::vector<Mask>& v, const std::string& x) {
+  return std::find(v.begin(), v.end(), Mask{x, false, 0, 0}) != v.end();
 }
 
 }  // namespace
@@ -253,6 +253,15 @@ TEST_CASE("ruleset: rights follow the layout and the ABI", "[landlock]") {
   CHECK(handled_fs_rights(5) == 0xffff);
 }
 
+TEST_CASE("cgroups: swap is in use only when /proc/swaps lists an area", "[limits]") {
+  const std::string header = "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n";
+  CHECK_FALSE(lists_swap(""));
+  CHECK_FALSE(lists_swap(header));
+  CHECK(lists_swap(header +
+                   "/dev/vda2                               partition\t1048572\t\t0\t\t-2\n"));
+  CHECK(lists_swap(header + "/swapfile file 524284 0 -3\n"));
+}
+
 TEST_CASE("limits: totals only where a mechanism makes them totals", "[limits]") {
   Limits l;
   l.memory_mb = 512;
@@ -357,4 +366,40 @@ TEST_CASE("probe: verdicts follow the facts, with the reason when unavailable", 
     f.seccomp = false;
     CHECK(probe_result(f).reason == "the seccomp filter did not deny unshare");
   }
+}
+
+TEST_CASE("layout: a mask's directories inside a writable bind are pinned, parents first",
+          "[layout]") {
+  HostView v = confined_view();
+  v.blocked = {{"/home/u/proj/conf/secret.key", false, 1, 2},
+               {"/home/u/proj/conf/secret.key", false, 1, 2},
+               {"/etc/shadow", false, 1, 3},
+               {"/home/u/proj/keys", true, 1, 4},
+               {"/home/u/proj/keys/inner", false, 1, 5}};
+  auto l = plan_layout(v, {});
+  // Masks carry the identity found on the host; one beneath another is dropped.
+  REQUIRE(has(l.masks, "/home/u/proj/conf/secret.key"));
+  CHECK(l.masks[0].dev == 1);
+  CHECK(l.masks[0].ino == 2);
+  CHECK(has(l.masks, "/home/u/proj/keys"));
+  CHECK_FALSE(has(l.masks, "/home/u/proj/keys/inner"));
+  // conf lies in the writable workspace: pinned. /etc is a read-only bind: nothing to pin, and
+  // the workspace is a bind target already.
+  CHECK(l.pins == std::vector<std::string>{"/home/u/proj/conf"});
+  v.blocked = {{"/home/u/proj/a/b/c", false, 1, 6}};
+  CHECK(plan_layout(v, {}).pins == std::vector<std::string>{"/home/u/proj/a", "/home/u/proj/a/b"});
+}
+
+TEST_CASE("layout: cordon's own state and other mounts of a blocked object are masked too",
+          "[layout]") {
+  HostView v = confined_view();
+  v.read.push_back({"/srv", true});
+  v.own_state = {{"/usr/lib/cordon/plugins", true, 1, 7}, {"/var/lib/cordon", true, 1, 8}};
+  v.aliases = {{"/srv/alias/secret", false, 1, 9}};
+  auto l = plan_layout(v, {});
+  CHECK(has(l.masks, "/usr/lib/cordon/plugins"));
+  CHECK_FALSE(has(l.masks, "/var/lib/cordon"));  // not in the tree at all
+  CHECK(has(l.masks, "/srv/alias/secret"));
+  CHECK(has(l.masks, "/srv/secret"));
+  CHECK(l.pins.empty());  // read-only binds: nothing there can be renamed
 }

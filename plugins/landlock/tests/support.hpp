@@ -8,7 +8,9 @@
 #include <catch2/catch.hpp>
 
 #include <filesystem>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "backend_test_util.hpp"
@@ -55,6 +57,15 @@ bool is_root();
 /// CI=true the test fails instead.
 bool needs(bool ok, const std::string& why);
 
+/// True when the backend proves `capability` here. Otherwise it says why (WARN), and the test
+/// asserts the refusal instead (check_refused). Under CI=true a capability every host of the
+/// suite must offer (`ci_requires`) fails the test instead, unless a test knob
+/// (CORDON_LANDLOCK_MAX_ABI, CORDON_CGROUPS) took it away.
+bool proven_here(std::string_view capability, bool ci_requires = false);
+
+/// True when a test knob reduces the backend (reductions.hpp).
+bool reduced();
+
 /// False (with a WARN) unless the tests run as root; the test is for root's case only.
 bool needs_root();
 
@@ -62,11 +73,40 @@ bool needs_root();
 RunResult run_sh(const Policy& policy, const std::string& workspace, const std::string& script,
                  CaptureSink& sink, const std::string& home = "/nonexistent-home");
 
+/// How a program ended when run directly on the host, outside any sandbox.
+struct HostOutcome {
+  int exit_code = -1;  ///< -1 when it was killed (or could not be run)
+  int signal = 0;      ///< the signal that killed it, or 0
+  std::string out;     ///< its stdout
+  std::string describe() const;
+};
+
+/// Runs `argv` on the host, as the tests' own user, and waits for it.
+HostOutcome run_on_host(const std::vector<std::string>& argv);
+
 /// The probe tool built with the tests, and the directory it is in.
 std::string probe_tool();
 std::string probe_tool_dir();
 
 /// base_policy() for `ws` with the probe tool's directory readable.
 Policy with_tool(const TempDir& ws);
+
+/// Checks that a run of `policy` is refused with CRD1001 naming `capability`, and that nothing
+/// ran; the same run without the clause that needs it (`without`) works.
+void check_refused(const Policy& policy, const Policy& without, const TempDir& ws,
+                   std::string_view capability);
+
+/// Sets (or, with nullptr, unsets) an environment variable while alive; restores it after.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value);
+  ~ScopedEnv();
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  std::string name_;
+  std::optional<std::string> old_;
+};
 
 }  // namespace cordon::landlock::test

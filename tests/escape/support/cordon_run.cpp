@@ -3,6 +3,7 @@
 
 #include <boost/json.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <regex>
 #include <sstream>
@@ -202,6 +203,44 @@ Ran run_probe(Scratch& scratch, const PolicySpec& policy, const std::string& nam
   require_ran(ran);
   return ran;
 }
+
+bool backend_would_run(Scratch& scratch, const PolicySpec* policy) {
+  SpawnOptions o;
+  o.argv = {cordon_cli(),  "explain",    "--backend", backend_name(),
+            "--workspace", scratch.ws(), "--json"};
+  if (policy) o.argv.insert(o.argv.end(), {"--policy", scratch.policy_file(policy->toml())});
+  auto setup = backend_flags(scratch);
+  o.argv.insert(o.argv.end(), setup.begin(), setup.end());
+  Exit explained = run_process(o);
+  INFO("cordon explain: status " << explained.status << "\n" << explained.out << explained.err);
+  REQUIRE((explained.status == 0 || explained.status == 125));
+  if (explained.status == 0) return true;
+  auto refusal = json::parse(explained.out).as_object().at("refusal");
+  REQUIRE(refusal.is_object());
+  WARN("the backend does not prove this policy here, so the refusal is tested: "
+       << refusal.as_object().at("message").as_string().c_str());
+  return false;
+}
+
+int start_allowance() {
+  static const int allowance = [] {
+    Scratch s;
+    RunExtras plain;
+    plain.json = false;
+    auto quickest = std::chrono::milliseconds::max();
+    for (int i = 0; i < 2; ++i) {
+      Ran ran = run_cordon(s, confined(s.root()), {true_program()}, plain);
+      INFO(ran.describe());
+      REQUIRE(ran.proc.status == 0);
+      quickest = std::min(quickest, ran.proc.wall);
+    }
+    if (quickest < std::chrono::milliseconds(100)) return 0;
+    return static_cast<int>((4 * quickest.count() + 999) / 1000);
+  }();
+  return allowance;
+}
+
+std::string short_timeout(int seconds) { return std::to_string(seconds + start_allowance()) + "s"; }
 
 Ran run_on_host(const std::string& name, const std::vector<std::string>& args) {
   SpawnOptions o;

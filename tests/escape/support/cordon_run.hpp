@@ -90,6 +90,20 @@ Ran run_cordon(Scratch& scratch, const PolicySpec& policy, const std::vector<std
 Ran run_probe(Scratch& scratch, const PolicySpec& policy, const std::string& name,
               const std::vector<std::string>& args, const RunExtras& extras = {});
 
+/// Whether the backend under test would run `policy` (nullptr: the default preset) here, as
+/// `cordon explain` says with the settings a run in `scratch` gets: it proves every requirement.
+/// When not, a WARN names what it does not prove, and the test asserts the refusal instead.
+bool backend_would_run(Scratch& scratch, const PolicySpec* policy);
+
+/// Seconds to add to a short timeout so that a command still starts well within it on a slower
+/// machine: 0 where the backend under test starts one in under 100 ms, else 4 times what that
+/// takes here (machines of one kind differ up to 4x; docker's create and start take ~0.6 s on a
+/// fast one). Measured once per process.
+int start_allowance();
+
+/// `seconds` plus start_allowance(), as a [limits] timeout ("3s").
+std::string short_timeout(int seconds);
+
 /// Runs probe `name` with `args` directly on the host, as the suite's own user.
 Ran run_on_host(const std::string& name, const std::vector<std::string>& args);
 

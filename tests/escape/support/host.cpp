@@ -18,7 +18,6 @@
 #include <chrono>
 #include <cstddef>
 #include <cstring>
-#include <fstream>
 #include <system_error>
 #include <thread>
 
@@ -213,24 +212,6 @@ bool ipv6_loopback_available() {
   bool ok = bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
   close(fd);
   return ok;
-}
-
-bool host_can_limit_memory() {
-  if (geteuid() == 0)
-    return access("/sys/fs/cgroup/memory", F_OK) == 0 ||
-           std::ifstream("/sys/fs/cgroup/cgroup.controllers").good();
-  // Unprivileged: only a delegated cgroup v2 subtree of our own that offers the controller.
-  std::ifstream self("/proc/self/cgroup");
-  std::string line;
-  while (std::getline(self, line)) {
-    if (line.rfind("0::", 0) != 0) continue;
-    std::string dir = "/sys/fs/cgroup" + line.substr(3);
-    std::ifstream controllers(dir + "/cgroup.controllers");
-    std::string list;
-    std::getline(controllers, list);
-    if (list.find("memory") != std::string::npos && access(dir.c_str(), W_OK) == 0) return true;
-  }
-  return access("/sys/fs/cgroup/memory", W_OK) == 0;
 }
 
 }  // namespace escape

@@ -95,8 +95,4 @@ bool userns_available();
 /// Whether the host has an IPv6 loopback address to listen on.
 bool ipv6_loopback_available();
 
-/// Whether a sandbox started by us could get a total memory limit from a cgroup: root with a
-/// memory controller, or a writable (delegated) cgroup of ours that offers one.
-bool host_can_limit_memory();
-
 }  // namespace escape

@@ -21,7 +21,7 @@ std::string toml_list(const std::vector<int>& items) {
 }
 
 void filesystem_section(const PolicySpec& p, std::ostringstream& out) {
-  if (!p.read_host && !p.read && !p.write && !p.blocked) return;
+  if (!p.read_host && !p.read && !p.write && !p.blocked && !p.home) return;
   out << "\n[filesystem]\n";
   if (p.read_host)
     out << "read = \"host\"\n";
@@ -29,6 +29,7 @@ void filesystem_section(const PolicySpec& p, std::ostringstream& out) {
     out << "read = " << toml_list(*p.read) << "\n";
   if (p.write) out << "write = " << toml_list(*p.write) << "\n";
   if (p.blocked) out << "blocked = " << toml_list(*p.blocked) << "\n";
+  if (p.home) out << "home = " << toml_string(*p.home) << "\n";
 }
 
 void network_section(const PolicySpec& p, std::ostringstream& out) {

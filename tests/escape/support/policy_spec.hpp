@@ -20,6 +20,7 @@ struct PolicySpec {
   bool read_host = false;                        ///< filesystem.read = "host" (wins over read)
   std::optional<std::vector<std::string>> write;
   std::optional<std::vector<std::string>> blocked;
+  std::optional<std::string> home;  ///< filesystem.home: "private" or "host"
   std::optional<bool> net_allow;
   std::optional<std::vector<int>> connect_ports;
   std::optional<std::vector<int>> bind_ports;

@@ -1,0 +1,355 @@
+// cordon's own job state against another user and against the job itself: a state directory
+// someone else prepared is refused by root, naming it; the supervisor never reads its job from
+// the job directory; what a lost job left is ended, and its record kept while it may live.
+#include <pwd.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cordon/jobs.hpp>
+#include <cordon/policy_loader.hpp>
+
+#include <boost/json.hpp>
+
+#include <chrono>
+#include <fstream>
+#include <functional>
+#include <thread>
+
+#include "cli.hpp"
+
+using namespace itest;
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+namespace json = boost::json;
+
+namespace {
+
+std::string test_user() {
+  const char* u = std::getenv("CORDON_TEST_USER");
+  return u && *u ? u : "cordon-test";
+}
+
+// Root, and an unprivileged user to attack with: else fail under CI=true, or skip saying why.
+std::optional<passwd> attacker() {
+  std::string why;
+  passwd* pw = ::getpwnam(test_user().c_str());
+  if (::geteuid() != 0)
+    why = "needs root: the attacker is another user and cordon runs as root";
+  else if (!pw)
+    why = "user '" + test_user() + "' does not exist (scripts/test-user makes it)";
+  if (why.empty()) return *pw;
+  if (in_ci()) FAIL(why << " (CI=true)");
+  WARN("skipped: " << why);
+  return std::nullopt;
+}
+
+// Runs `argv` as the test user (through runuser), from "/".
+escape::Exit as_user(std::vector<std::string> argv) {
+  escape::SpawnOptions o;
+  o.argv = {"/usr/sbin/runuser", "-u", test_user(), "--"};
+  o.argv.insert(o.argv.end(), argv.begin(), argv.end());
+  return escape::run_process(o);
+}
+
+// `cordon ARGS` as root with HOME set and XDG_STATE_HOME unset.
+escape::Exit cordon_home(std::vector<std::string> args, const fs::path& home) {
+  escape::SpawnOptions o;
+  o.argv = {CORDON_CLI};
+  o.argv.insert(o.argv.end(), args.begin(), args.end());
+  o.set_env = {{"HOME", home.string()}};
+  o.unset_env = {"XDG_STATE_HOME"};
+  return escape::run_process(o);
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+// A scratch tree: a shared sticky directory (as /tmp is), a root-only file an attacker would
+// like overwritten, a workspace and a policy.
+struct Shared {
+  Scratch scratch;
+  fs::path tmp = scratch / "tmp", crontab = scratch / "crontab", ws = scratch / "ws";
+  std::string policy = (scratch / "policy.toml").string();
+  Shared() {
+    fs::create_directories(tmp);
+    fs::permissions(tmp, fs::perms(01777));
+    std::ofstream(crontab) << "root's own\n";
+    fs::permissions(crontab, fs::perms(0600));
+    fs::create_directories(ws);
+    std::ofstream(policy) << "version = 1\n[policy]\nname = \"state-test\"\n";
+  }
+  std::vector<std::string> start(const std::string& state_dir = "") const {
+    std::vector<std::string> a = {"job", "start", "--policy", policy, "--workspace", ws.string()};
+    if (!state_dir.empty()) a.insert(a.begin() + 2, {"--state-dir", state_dir});
+    a.insert(a.end(), {"--", "sh", "-c", "echo ran"});
+    return a;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("jobs: a state directory another user prepared is refused by root, naming it",
+          "[jobs][state][root]") {
+  auto user = attacker();
+  if (!user || !landlock_usable(Shared().policy)) return;
+  Shared s;
+  // With HOME at the shared directory (as HOME unset once meant /tmp), the attacker makes
+  // .local/state/cordon and points jobs at a root-only place.
+  auto made = as_user({"/bin/sh", "-c",
+                       "mkdir -p \"$0/.local/state/cordon\" && ln -s \"$1\" "
+                       "\"$0/.local/state/cordon/jobs\"",
+                       s.tmp.string(), s.crontab.parent_path().string()});
+  REQUIRE(made.status == 0);
+  auto r = cordon_home(s.start(), s.tmp);
+  INFO(r.err);
+  CHECK(r.status == 2);
+  CHECK(r.err.find("CRD1006") != std::string::npos);
+  CHECK(r.err.find("'" + (s.tmp / ".local").string() + "' is owned by uid " +
+                   std::to_string(user->pw_uid)) != std::string::npos);
+  // The same named with --state-dir, and every other verb: nothing is read through it either.
+  auto named =
+      itest::cordon({"job", "list", "--state-dir", (s.tmp / ".local/state/cordon/jobs").string()});
+  CHECK(named.err.find("CRD1006") != std::string::npos);
+  CHECK(slurp(s.crontab) == "root's own\n");
+  // A symlink of the attacker's at the first level is refused as such.
+  REQUIRE(as_user({"/bin/ln", "-s", s.scratch.dir.string(), (s.tmp / "link").string()}).status ==
+          0);
+  auto linked = itest::cordon(s.start((s.tmp / "link" / "jobs").string()));
+  CHECK(linked.err.find("'" + (s.tmp / "link").string() + "' is a symlink") != std::string::npos);
+  CHECK_FALSE(fs::exists(s.scratch / "jobs"));
+  // The allowed twin: without the attacker's directory, root makes its own and the job runs.
+  fs::remove_all(s.tmp / ".local");
+  auto ok = cordon_home(s.start(), s.tmp);
+  INFO(ok.err);
+  REQUIRE(ok.status == 0);
+  std::string id = ok.out.substr(0, ok.out.find('\n'));
+  auto w = cordon_home({"job", "wait", id}, s.tmp);
+  CHECK(w.status == 0);
+  fs::path jobs = s.tmp / ".local/state/cordon/jobs";
+  struct stat st {};
+  REQUIRE(::lstat(jobs.c_str(), &st) == 0);
+  CHECK(st.st_uid == 0);
+  CHECK((st.st_mode & 07777) == 0700);
+  CHECK(slurp(jobs / id / "output.log") == "ran\n");
+}
+
+TEST_CASE("jobs: root without HOME keeps jobs in /var/lib/cordon, never in a shared /tmp",
+          "[jobs][state][root]") {
+  if (::geteuid() != 0) {
+    WARN("skipped: the default for root");
+    return;
+  }
+  escape::SpawnOptions o;
+  o.argv = {CORDON_CLI, "job", "list", "--all", "--json"};
+  o.unset_env = {"HOME", "XDG_STATE_HOME"};
+  auto r = escape::run_process(o);
+  INFO(r.err);
+  CHECK(r.status == 0);
+  // Listing makes nothing; had it looked in /tmp/.local, a user's directory there would count.
+  CHECK_FALSE(fs::exists("/tmp/.local/state/cordon/jobs"));
+  o.argv = {CORDON_CLI, "job", "status", "j000000000000000000000000"};
+  CHECK(escape::run_process(o).err.find("CRD6001") != std::string::npos);
+}
+
+TEST_CASE("jobs: the supervisor takes its job from its starter, never from the job directory",
+          "[jobs][state][api]") {
+  Scratch s;
+  fs::path ws = s / "ws", secret = s / "secret";
+  fs::create_directories(ws);
+  fs::create_directories(secret);
+  std::ofstream(secret / "key") << "the secret\n";
+  std::string policy_file = (s / "policy.toml").string();
+  std::ofstream(policy_file) << "version = 1\n[policy]\nname = \"own\"\n";
+  if (!landlock_usable(policy_file)) return;
+  // The fastest attacker there can be: it rewrites the job's files before the supervisor runs.
+  fs::path wrapper = s / "cordon-wrapper";
+  std::ofstream(wrapper) << "#!/bin/sh\n"
+                            "printf '%s\\n' 'version = 1' '[policy]' 'name = \"forged\"' "
+                            "'[filesystem]' 'read = \"host\"' > \"$3/policy.toml\"\n"
+                            "printf '%s' '{\"argv\":[\"sh\",\"-c\",\"echo forged\"],"
+                            "\"config\":\"/nonexistent\",\"plugin_dirs\":[\"/nonexistent\"]}' "
+                            "> \"$3/job.json\"\n"
+                            "exec \"" CORDON_CLI "\" \"$@\"\n";
+  fs::permissions(wrapper, fs::perms(0755));
+  auto run = [&](const std::string& extra) {
+    std::ofstream(policy_file) << "version = 1\n[policy]\nname = \"own\"\n" << extra;
+    cordon::JobManagerOptions options;
+    options.state_dir = s / "state";
+    options.cordon_exe = wrapper;
+    cordon::JobManager manager(options);
+    cordon::JobSpec spec;
+    spec.workspace = ws;
+    spec.policy =
+        cordon::resolve_paths(cordon::load_policy_file(policy_file), {ws, "/nonexistent-home"});
+    spec.backend = "landlock";
+    spec.argv = {"sh", "-c", "cat " + (secret / "key").string() + " 2>&1; echo done"};
+    auto id = manager.start(spec).id;
+    auto info = manager.wait(id, 30s);
+    CHECK(info.status == cordon::JobStatus::exited);
+    return manager.output(id);
+  };
+  auto out = run("");
+  INFO(out);
+  CHECK(out.find("done") != std::string::npos);
+  CHECK(out.find("forged") == std::string::npos);
+  CHECK(out.find("the secret") == std::string::npos);
+  // The allowed twin: the policy it was started with may grant the read.
+  auto granted = run(
+      "[filesystem]\nread = [\"/usr\", \"/lib\", \"/lib64\", \"/bin\", \"/sbin\", \"/etc\", \"" +
+      secret.string() + "\"]\n");
+  INFO(granted);
+  CHECK(granted.find("the secret") != std::string::npos);
+}
+
+TEST_CASE("jobs: what a lost job left is ended by stop, and gc keeps a record while it may live",
+          "[jobs][state][root]") {
+  auto user = attacker();
+  if (!user) return;
+  Scratch s;
+  fs::path state = s / "user-state";
+  fs::create_directories(state);
+  REQUIRE(::chown(state.c_str(), user->pw_uid, user->pw_gid) == 0);
+  fs::permissions(state, fs::perms(0700));
+  std::string policy = (s / "open.toml").string();
+  std::ofstream(policy) << "version = 1\n[policy]\nname = \"open\"\n[network]\nallow = true\n"
+                           "[filesystem]\nread = \"host\"\nwrite = \"host\"\n";
+  auto user_cordon = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), CORDON_CLI);
+    args.insert(args.begin() + 3, {"--state-dir", state.string()});
+    return as_user(args);
+  };
+  // A `none` job whose supervisors are both killed at once: its background process lives on,
+  // in the session its supervisor ran in.
+  auto lose_one = [&](const std::string& marker) {
+    auto r =
+        user_cordon({"job", "start", "--backend", "none", "--policy", policy, "--workspace",
+                     s.dir.string(), "--", "sh", "-c",
+                     "sh -c 'sleep 1000; : " + marker + "' & echo up; sleep 1000; : " + marker});
+    INFO(r.err);
+    REQUIRE(r.status == 0);
+    std::string id = r.out.substr(0, r.out.find('\n'));
+    for (int i = 0; i < 100 && slurp(state / id / "output.log").empty(); ++i)
+      std::this_thread::sleep_for(50ms);
+    auto sup = json::parse(slurp(state / id / "supervisor.json")).as_object();
+    // The supervisor and the backend's supervising process share its group (its session's).
+    ::kill(-static_cast<int>(sup.at("session").as_int64()), SIGKILL);
+    std::this_thread::sleep_for(300ms);
+    return id;
+  };
+  auto marker = escape::unique_marker("cordon-lost-job");
+  struct Reap {  // what a failed check would leave behind
+    std::string marker;
+    ~Reap() {
+      for (pid_t pid : escape::pids_with_marker(marker)) ::kill(pid, SIGKILL);
+    }
+  } reap{marker};
+  auto id = lose_one(marker);
+  auto list = user_cordon({"job", "list"});
+  CHECK(list.out.find(id + "\tlost") != std::string::npos);
+  CHECK(list.err.find("of its processes are alive") != std::string::npos);
+  REQUIRE_FALSE(escape::pids_with_marker(marker).empty());
+  // gc cannot confirm what a job of an unknown backend left: the record stays.
+  std::string job_json = slurp(state / id / "job.json");
+  auto at = job_json.find("\"backend\":\"none\"");
+  REQUIRE(at != std::string::npos);
+  auto forged = job_json;
+  forged.replace(at, 16, "\"backend\":\"nada\"");
+  REQUIRE(as_user({"/bin/sh", "-c", "printf '%s' \"$1\" > \"$0\"",
+                   (state / id / "job.json").string(), forged})
+              .status == 0);
+  auto kept = user_cordon({"job", "gc"});
+  CHECK(kept.out == "removed 0 ended job(s)\n");
+  INFO(kept.err);
+  CHECK(kept.err.find("kept job " + id) != std::string::npos);
+  CHECK(fs::exists(state / id));
+  REQUIRE(as_user({"/bin/sh", "-c", "printf '%s' \"$1\" > \"$0\"",
+                   (state / id / "job.json").string(), job_json})
+              .status == 0);
+  // stop ends what is left, and says so; then gc drops the record.
+  auto id2 = lose_one(marker);
+  auto stop = user_cordon({"job", "stop", id2, "--grace", "1s"});
+  INFO(stop.err);
+  CHECK(stop.status == 0);
+  CHECK(stop.err.find("leftover process") != std::string::npos);
+  auto gc = user_cordon({"job", "gc"});
+  CHECK(gc.out == "removed 2 ended job(s)\n");
+  CHECK_FALSE(fs::exists(state / id));
+  CHECK(escape::pids_with_marker(marker).empty());
+}
+
+TEST_CASE("jobs: a job that rewrites the next jobs' files for 10 s never changes what they run",
+          "[jobs][state][root][race]") {
+  auto user = attacker();
+  if (!user) return;
+  Scratch s;
+  fs::path state = s / "user-state", secret = s / "secret", ws = s / "ws";
+  for (const auto& d : {state, secret, ws}) {
+    fs::create_directories(d);
+    REQUIRE(::chown(d.c_str(), user->pw_uid, user->pw_gid) == 0);
+  }
+  fs::permissions(state, fs::perms(0700));
+  std::ofstream(secret / "key") << "the secret\n";
+  REQUIRE(::chown((secret / "key").c_str(), user->pw_uid, user->pw_gid) == 0);
+  std::string victim = (s / "victim.toml").string(), writer = (s / "writer.toml").string();
+  std::ofstream(victim) << "version = 1\n[policy]\nname = \"victim\"\n";
+  // The attacker's grant names the state directory outright (as `write = ["~"]` covers
+  // ~/.local/state): whether or not the sandbox can reach it, the jobs must not change.
+  std::ofstream(writer) << "version = 1\n[policy]\nname = \"writer\"\n[filesystem]\nwrite = [\""
+                        << state.string() << "\"]\n";
+  auto user_cordon = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), CORDON_CLI);
+    args.insert(args.begin() + 3, {"--state-dir", state.string()});
+    return as_user(args);
+  };
+  auto usable = as_user({CORDON_CLI, "run", "--backend", "landlock", "--policy", victim,
+                         "--workspace", ws.string(), "--", "/bin/true"});
+  if (usable.status != 0) {
+    if (in_ci()) FAIL("landlock cannot run as " << test_user() << ": " << usable.err);
+    WARN("skipped: landlock cannot run as " << test_user() << ": " << usable.err);
+    return;
+  }
+  auto started =
+      user_cordon({"job", "start", "--backend", "landlock", "--policy", writer, "--workspace",
+                   ws.string(), "--", "sh", "-c",
+                   "while :; do for d in \"$0\"/j*; do printf '%s\\n' 'version = 1' '[policy]' "
+                   "'name = \"forged\"' '[filesystem]' 'read = \"host\"' > \"$d/.p\" && "
+                   "mv \"$d/.p\" \"$d/policy.toml\"; printf '{\"argv\":[\"sh\",\"-c\",\"echo "
+                   "forged\"],\"backend\":\"landlock\"}' > \"$d/.j\" && mv \"$d/.j\" "
+                   "\"$d/job.json\"; done; done 2>/dev/null",
+                   state.string()});
+  REQUIRE(started.status == 0);
+  std::string writer_id = started.out.substr(0, started.out.find('\n'));
+  struct StopWriter {  // also when a check below fails
+    std::function<void()> stop;
+    ~StopWriter() { stop(); }
+  } stop_writer{[&] { user_cordon({"job", "stop", writer_id, "--grace", "100ms"}); }};
+  int runs = 0, leaks = 0;
+  auto end = std::chrono::steady_clock::now() + 10s;
+  while (std::chrono::steady_clock::now() < end) {
+    auto r = user_cordon({"job", "start", "--backend", "landlock", "--policy", victim,
+                          "--workspace", ws.string(), "--", "sh", "-c",
+                          "cat " + (secret / "key").string() + " 2>/dev/null; echo done"});
+    INFO(r.err);
+    REQUIRE(r.status == 0);
+    std::string id = r.out.substr(0, r.out.find('\n'));
+    user_cordon({"job", "wait", id, "--timeout", "20s"});
+    auto out = user_cordon({"job", "output", id}).out;
+    ++runs;
+    if (out != "done\n") {
+      ++leaks;
+      WARN("job " << id << " printed: " << out);
+    }
+  }
+  int forged = 0;  // how far the sandbox got (none once the state directory is masked)
+  for (const auto& e : fs::directory_iterator(state))
+    forged += slurp(e.path() / "policy.toml").find("forged") != std::string::npos;
+  INFO(runs << " jobs; " << forged << " policy files rewritten by the sandbox");
+  CHECK(runs > 5);
+  CHECK(leaks == 0);
+  // The allowed twin: the secret is there to be read by a policy that grants it.
+  auto twin = as_user({CORDON_CLI, "run", "--backend", "landlock", "--policy", victim,
+                       "--workspace", secret.string(), "--", "cat", "key"});
+  CHECK(twin.out == "the secret\n");
+}

@@ -1,0 +1,151 @@
+// Tests of cordon's own state in a run: every state directory is handed to the backend as
+// protected, and the missing ones are made (privately) before the command runs.
+#include <sys/stat.h>
+#include <unistd.h>
+#include <catch2/catch.hpp>
+#include <cordon/jobs.hpp>
+#include <cordon/policy_loader.hpp>
+#include <cordon/runner.hpp>
+
+#include <cstdlib>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "runtime_test_support.hpp"
+
+using namespace cordon;
+using cordon::test::Collect;
+using cordon::test::fixture_dir;
+using cordon::test::isolated;
+namespace fs = std::filesystem;
+
+namespace {
+
+// A home of its own in a scratch directory, with the XDG variables unset; all restored after.
+struct ScratchHome {
+  fs::path base;
+  std::map<std::string, std::optional<std::string>> saved;
+  ScratchHome() {
+    char tmpl[] = "/tmp/cordon-own-XXXXXX";
+    base = ::mkdtemp(tmpl);
+    fs::create_directories(base / "home");
+    for (const char* name :
+         {"HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME", "XDG_RUNTIME_DIR", "XDG_CACHE_HOME"}) {
+      const char* v = std::getenv(name);
+      saved[name] = v ? std::optional<std::string>(v) : std::nullopt;
+      ::unsetenv(name);
+    }
+    ::setenv("HOME", (base / "home").c_str(), 1);
+  }
+  ~ScratchHome() {
+    for (const auto& [name, value] : saved)
+      value ? ::setenv(name.c_str(), value->c_str(), 1) : ::unsetenv(name.c_str());
+    std::error_code ec;
+    fs::remove_all(base, ec);
+  }
+};
+
+// The paths the fixture backend was given, from its "protected:" line.
+std::set<fs::path> protected_of(const std::string& out) {
+  std::set<fs::path> paths;
+  auto at = out.find("protected:");
+  if (at == std::string::npos) return paths;
+  std::istringstream line(out.substr(at + 10, out.find('\n', at) - at - 10));
+  for (std::string p; line >> p;) paths.insert(p);
+  return paths;
+}
+
+mode_t mode_of(const fs::path& p) {
+  struct stat st {};
+  return ::lstat(p.c_str(), &st) == 0 ? st.st_mode & (S_IFMT | 07777) : 0;
+}
+
+RunOutcome run_fixture(const ScratchHome& h, std::vector<fs::path> extra, Collect& out) {
+  auto ro = isolated({fixture_dir("good")});
+  ro.state_dir = h.base / "run" / "cordon" / "backends";
+  Registry r(ro);
+  Invocation inv;
+  inv.policy = load_preset("standard");
+  inv.argv = {"x"};
+  inv.workspace = "/tmp";
+  inv.backend = "good";
+  inv.host_home = h.base / "home";
+  inv.protected_paths = std::move(extra);
+  return run_invocation(r, inv, out);
+}
+
+}  // namespace
+
+TEST_CASE("own state: a run protects cordon's directories and makes the missing ones first",
+          "[own_state][plugin]") {
+  ScratchHome h;
+  Collect out;
+  auto o = run_fixture(h, {h.base / "elsewhere" / "jobs", h.base / "my-config.toml"}, out);
+  REQUIRE_FALSE(o.result.error);
+  fs::path home = h.base / "home";
+  CHECK(protected_of(out.out) ==
+        std::set<fs::path>{home / ".local" / "state" / "cordon", h.base / "run" / "cordon",
+                           home / ".config" / "cordon", fixture_dir("good").lexically_normal(),
+                           h.base / "elsewhere" / "jobs", h.base / "my-config.toml"});
+  // Made before the run, so that no command can make them first for a later cordon to trust.
+  CHECK(mode_of(home / ".local" / "state" / "cordon" / "jobs") == (S_IFDIR | 0700));
+  CHECK(mode_of(h.base / "run" / "cordon" / "backends") == (S_IFDIR | 0700));
+  CHECK(mode_of(home / ".config" / "cordon") == (S_IFDIR | 0700));
+  for (const auto& note : o.result.notes)
+    CHECK(note.find("could not be prepared") == std::string::npos);
+}
+
+TEST_CASE("own state: a state directory another user prepared is protected, never adopted",
+          "[own_state][plugin][root]") {
+  if (::geteuid() != 0) {
+    WARN("skipped: only root can give a directory to another user");
+    return;
+  }
+  ScratchHome h;
+  fs::path local = h.base / "home" / ".local";
+  fs::create_directories(local);
+  REQUIRE(::chown(local.c_str(), 65534, 65534) == 0);
+  Collect out;
+  auto o = run_fixture(h, {}, out);
+  REQUIRE_FALSE(o.result.error);  // the run goes ahead, the directory kept from the command
+  CHECK(protected_of(out.out).count(local / "state" / "cordon") == 1);
+  CHECK_FALSE(fs::exists(local / "state"));
+  bool noted = false;
+  for (const auto& note : o.result.notes)
+    noted |= note.find("CRD1006") != std::string::npos &&
+             note.find("'" + local.string() + "' is owned by uid 65534") != std::string::npos;
+  CHECK(noted);
+}
+
+TEST_CASE("own state: without HOME and XDG_STATE_HOME, no job is kept in a shared directory",
+          "[own_state]") {
+  ScratchHome h;
+  ::unsetenv("HOME");
+  fs::path dir = default_job_state_dir();
+  if (::geteuid() == 0)
+    CHECK(dir == "/var/lib/cordon/jobs");
+  else
+    CHECK(dir.string().ends_with("/.local/state/cordon/jobs"));  // the password database's home
+  CHECK_FALSE(dir.string().starts_with("/tmp"));
+  ::setenv("XDG_STATE_HOME", "relative/state", 1);
+  CHECK(default_job_state_dir() == dir);
+  ::setenv("XDG_STATE_HOME", "/srv/state", 1);
+  CHECK(default_job_state_dir() == "/srv/state/cordon/jobs");
+  ::unsetenv("XDG_STATE_HOME");
+  ::setenv("HOME", (h.base / "home").c_str(), 1);
+  CHECK(default_job_state_dir() == h.base / "home" / ".local" / "state" / "cordon" / "jobs");
+}
+
+TEST_CASE("own state: a home that does not exist is never made", "[own_state][plugin]") {
+  ScratchHome h;
+  fs::path ghost = h.base / "ghost-home";
+  ::setenv("HOME", ghost.c_str(), 1);
+  Collect out;
+  auto o = run_fixture(h, {}, out);
+  REQUIRE_FALSE(o.result.error);
+  CHECK_FALSE(fs::exists(ghost));
+  // Still kept from the command, should it make them.
+  CHECK(protected_of(out.out).count(ghost / ".local" / "state" / "cordon") == 1);
+  CHECK(protected_of(out.out).count(ghost / ".config" / "cordon") == 1);
+}

@@ -272,7 +272,7 @@ MountedPrograms DockerBackend::blocked_programs(const Daemon& daemon, const Priv
     return multicall_programs(daemon, image.id, image.waiter_path, image.seccomp, applets, dirs);
   };
   ExecMasks m =
-      exec_cache_.masks(daemon, state.sub("exec-block"), image.id.empty() ? "unknown" : image.id,
+      exec_cache_.masks(daemon, state.subdir("exec-block"), image.id.empty() ? "unknown" : image.id,
                         names, path, scan, mounted.image_links);
   if (!m.refusal.empty())
     throw Error(code::kIsolationFailed, "process.blocked_commands cannot be enforced: " + m.refusal,
@@ -293,7 +293,7 @@ PrivateDir DockerBackend::state_dir() const {
   if (dir.empty())
     throw Error(code::kIsolationFailed, "the docker backend has no state directory",
                 "set XDG_RUNTIME_DIR or HOME, or give the registry a state directory");
-  return PrivateDir::open(dir);
+  return PrivateDir::create(dir);
 }
 
 void DockerBackend::execute(const Plan& plan, OutputSink& sink, RunResult& result) {

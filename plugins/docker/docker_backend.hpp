@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cordon/backend.hpp>
+#include <cordon/private_dir.hpp>
 
 #include <map>
 #include <memory>
@@ -12,7 +13,6 @@
 #include "exec_block.hpp"
 #include "mounted_programs.hpp"
 #include "pool.hpp"
-#include "private_dir.hpp"
 #include "probe.hpp"
 #include "seccomp_profile.hpp"
 
@@ -38,7 +38,7 @@ class DockerBackend final : public Backend {
   std::shared_ptr<const Daemon> daemon_for(const Endpoint& ep);
   void execute(const Plan& plan, OutputSink& sink, RunResult& result);
   /// The backend's state directory (the context's, else default_backend_state_dir()/docker),
-  /// verified (PrivateDir) for each run. Throws CRD1003.
+  /// verified (PrivateDir) for each run. Throws CRD1006 when it is not cordon's own.
   PrivateDir state_dir() const;
   /// The warm pool for `daemon`, made on first use with the waiter at `waiter_path`.
   WarmPool& pool_for(const std::shared_ptr<const Daemon>& daemon, const std::string& waiter_path);

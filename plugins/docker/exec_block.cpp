@@ -147,15 +147,10 @@ namespace {
 
 // The cached masks in `dir`, read without following a link.
 std::optional<ExecMasks> load(const PrivateDir& dir, const std::string& key) {
-  int fd = dir.open_file(key + ".json", O_RDONLY);
-  if (fd < 0) return std::nullopt;
-  std::string text;
-  char buf[4096];
-  for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;)
-    text.append(buf, static_cast<std::size_t>(n));
-  ::close(fd);
+  std::optional<std::string> text = dir.read_file(key + ".json", 1u << 20);
+  if (!text) return std::nullopt;
   json::error_code ec;
-  auto parsed = json::parse(text, ec);
+  auto parsed = json::parse(*text, ec);
   if (ec || !parsed.is_object()) return std::nullopt;
   ExecMasks m;
   const auto& o = parsed.as_object();
@@ -176,13 +171,13 @@ void store(const PrivateDir& dir, const std::string& key, const ExecMasks& masks
   for (const auto& p : masks.multicall) multicall.emplace_back(p);
   for (const auto& p : masks.multicall_aliases) aliases.emplace_back(p);
   try {
-    dir.replace_file(key + ".json",
-                     json::serialize(json::object{{"refusal", masks.refusal},
-                                                  {"files", files},
-                                                  {"dangling", dangling},
-                                                  {"multicall", multicall},
-                                                  {"multicall_aliases", aliases}}),
-                     0600);
+    dir.write_file(key + ".json",
+                   json::serialize(json::object{{"refusal", masks.refusal},
+                                                {"files", files},
+                                                {"dangling", dangling},
+                                                {"multicall", multicall},
+                                                {"multicall_aliases", aliases}}),
+                   0600);
   } catch (const Error&) {
     // A cache that cannot be written costs the next run a lookup, nothing else.
   }

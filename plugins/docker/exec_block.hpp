@@ -6,6 +6,8 @@
 // found on the host (mounted_programs.hpp).
 #pragma once
 
+#include <cordon/private_dir.hpp>
+
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -16,7 +18,6 @@
 
 #include "api.hpp"
 #include "multicall.hpp"
-#include "private_dir.hpp"
 
 namespace cordon::docker {
 

@@ -124,14 +124,15 @@ namespace {
 Masks ensure_masks(const PrivateDir& dir) {
   constexpr const char* kFile = "docker-mask-file";
   constexpr const char* kDir = "docker-mask-dir";
-  int made = dir.open_file(kFile, O_WRONLY | O_CREAT | O_EXCL, 0);
+  int made = ::openat(dir.fd(), kFile, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0);
   if (made >= 0) ::close(made);
   if (::mkdirat(dir.fd(), kDir, 0) != 0 && errno != EEXIST)
     bad_mask(dir, kDir, std::string("cannot be made: ") + std::strerror(errno));
-  int file = dir.open_file(kFile, O_PATH);
+  // O_PATH: a mode-000 file or directory cannot be opened for reading by a cordon not root.
+  int file = ::openat(dir.fd(), kFile, O_PATH | O_NOFOLLOW | O_CLOEXEC);
   if (file < 0) bad_mask(dir, kFile, std::string("cannot be opened: ") + std::strerror(errno));
   Masks m{identity_of_fd(file, (dir.path() / kFile).string()), {}};
-  int folder = dir.open_file(kDir, O_PATH | O_DIRECTORY);
+  int folder = ::openat(dir.fd(), kDir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (folder < 0) bad_mask(dir, kDir, std::string("cannot be opened: ") + std::strerror(errno));
   m.dir = identity_of_fd(folder, (dir.path() / kDir).string());
   struct stat fst {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cordon/backend.hpp>
+#include <cordon/private_dir.hpp>
 
 #include <filesystem>
 #include <string>
@@ -10,7 +11,6 @@
 
 #include "container_spec.hpp"
 #include "mount_identity.hpp"
-#include "private_dir.hpp"
 #include "settings.hpp"
 
 namespace cordon::docker {

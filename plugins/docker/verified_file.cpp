@@ -79,11 +79,12 @@ SourceIdentity verified_copy(const PrivateDir& dir, const std::string& name, std
                              int mode) {
   std::string digest = sha256_hex(bytes);
   for (int attempt = 0; attempt < 2; ++attempt) {
-    int fd = dir.open_file(name, O_RDONLY);
+    OwnedFd fd = dir.open_file(name, O_RDONLY);
     // The descriptor that was hashed is the one held: the bind of the path is checked against it.
-    if (fd >= 0 && is_copy(fd, digest, mode)) return identity_of_fd(fd, dir.path() / name);
-    if (fd >= 0) ::close(fd);
-    dir.replace_file(name, bytes, mode);
+    if (fd && is_copy(fd.get(), digest, mode))
+      return identity_of_fd(fd.release(), dir.path() / name);
+    fd.reset();
+    dir.write_file(name, bytes, static_cast<mode_t>(mode));
   }
   throw Error(code::kIsolationFailed, "cordon's copy of '" + name + "' in '" + dir.path().string() +
                                           "' keeps differing from the one built into cordon");

@@ -3,12 +3,13 @@
 // name. A file that differs is replaced, and checked again.
 #pragma once
 
+#include <cordon/private_dir.hpp>
+
 #include <optional>
 #include <string>
 #include <string_view>
 
 #include "mount_identity.hpp"
-#include "private_dir.hpp"
 
 namespace cordon::docker {
 

@@ -58,7 +58,7 @@ struct Prepared {
            const std::vector<ExtraMount>& extra, const std::string& state)
       : settings(parse_settings(test_settings())), plan(make_plan(policy, ws, std::move(argv))) {
     settings.mounts = extra;
-    PrivateDir dir = PrivateDir::open(state);
+    PrivateDir dir = PrivateDir::create(state);
     Masks masks = ensure_masks(dir);
     SourceIdentity copy = ensure_waiter(dir);
     mask_file = masks.file.host_path;

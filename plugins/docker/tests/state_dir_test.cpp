@@ -9,13 +9,12 @@
 #include <filesystem>
 #include <fstream>
 
+#include <cordon/private_dir.hpp>
+
 #include "error_code.hpp"
-#include "private_dir.hpp"
 #include "support.hpp"
 #include "verified_file.hpp"
 #include "waiter_blob.hpp"
-
-using cordon::testing::error_code_of;
 
 using namespace cordon;
 using namespace cordon::docker;
@@ -56,61 +55,31 @@ RunResult run_with_state(const std::string& state, const TempDir& ws, const std:
 
 }  // namespace
 
-TEST_CASE("state dir: every level cordon makes is 0700 and its own", "[unit][state]") {
-  OwnDir base;
-  auto dir = PrivateDir::open(base / "a/b/docker");
-  for (const char* level : {"a", "a/b", "a/b/docker"}) {
-    struct stat st {};
-    REQUIRE(::lstat((base / level).c_str(), &st) == 0);
-    CHECK((st.st_mode & 07777) == 0700);
-    CHECK(st.st_uid == ::geteuid());
-  }
-  // Files are opened relative to the held directory, never through a link.
-  fs::create_symlink("/etc/hostname", base / "a/b/docker/link");
-  CHECK(dir.open_file("link", O_RDONLY) < 0);
-  CHECK(errno == ELOOP);
-  dir.replace_file("f", "bytes", 0600);
-  CHECK(read_file(base / "a/b/docker/f") == "bytes");
-  // Both ways: a level that is a symlink, or writable by others, is refused.
-  fs::create_directory(base / "real");
-  fs::create_directory_symlink(base / "real", base / "linked");
-  CHECK(refusal_of([&] { PrivateDir::open(base / "linked/docker"); }).message() ==
-        "cordon's state directory '" + (base / "linked/docker") + "' cannot be used: '" +
-            (base / "linked") + "' is a symlink");
-  fs::create_directory(base / "open");
-  ::chmod((base / "open").c_str(), 0777);
-  CHECK(refusal_of([&] { PrivateDir::open(base / "open/docker"); })
-            .message()
-            .ends_with("'" + (base / "open") + "' is writable by other users"));
-  // A sticky, world-writable level of root's (/var/tmp) may be on the way: no one else can
-  // rename cordon's entry in it.
-  CHECK_NOTHROW(PrivateDir::open(base.path()));
-}
-
 TEST_CASE("state dir: a directory another user made is refused, never reused", "[unit][state]") {
   auto user = attacker();
   if (!user) return;
   OwnDir base;
-  ::chmod(base.path().c_str(), 0755);
   // The attacker owns a level on the way (as with /var/tmp/cordon-<euid> made in advance)...
   cordon::testing::TempDir theirs("cordon-dk-theirs-", user->uid, "/var/tmp");
-  auto above = refusal_of([&] { PrivateDir::open(theirs / "docker"); });
-  CHECK(above.code() == "CRD1003");
-  CHECK(above.message() == "cordon's state directory '" + (theirs / "docker") +
-                               "' cannot be used: '" + theirs.path().string() +
-                               "' belongs to uid " + std::to_string(user->uid) +
-                               ", not to cordon (root)");
+  auto above = refusal_of([&] { PrivateDir::create(theirs / "docker"); });
+  CHECK(above.code() == "CRD1006");
+  CHECK(above.message().starts_with("'" + theirs.path().string() + "' is owned by uid " +
+                                    std::to_string(user->uid)));
   CHECK_FALSE(fs::exists(theirs / "docker"));  // nothing was made under it
-  // ... or made the directory itself, in a place cordon owns.
+  // ... or made the directory itself, in a place cordon owns that others may write to.
   fs::create_directory(base / "open");
   ::chmod((base / "open").c_str(), 01777);
   REQUIRE(as_attacker(*user, [&] { return ::mkdir((base / "open/docker").c_str(), 0700); }) == 0);
-  auto planted = refusal_of([&] { PrivateDir::open(base / "open/docker"); });
-  CHECK(planted.message().ends_with("'" + (base / "open/docker") + "' belongs to uid " +
-                                    std::to_string(user->uid) + ", not to cordon (root)"));
-  // Both ways: the same path made by cordon itself is used.
+  auto planted = refusal_of([&] { PrivateDir::create(base / "open/docker"); });
+  CHECK(planted.code() == "CRD1006");
+  CHECK(planted.message().starts_with("'" + (base / "open/docker") + "' is owned by uid " +
+                                      std::to_string(user->uid)));
+  // Both ways: the same path made by cordon itself is used, mode 0700.
   fs::create_directory(base / "mine");
-  CHECK_NOTHROW(PrivateDir::open(base / "mine/docker"));
+  CHECK_NOTHROW(PrivateDir::create(base / "mine/docker"));
+  struct stat st {};
+  REQUIRE(::lstat((base / "mine/docker").c_str(), &st) == 0);
+  CHECK((st.st_mode & 07777) == 0700);
 }
 
 TEST_CASE("state dir: a waiter planted in another user's directory never runs", "[docker][state]") {
@@ -132,10 +101,9 @@ TEST_CASE("state dir: a waiter planted in another user's directory never runs", 
           }) == 0);
   auto r = run_with_state(state, ws, "echo ran > " + (ws / "command-ran"));
   REQUIRE(r.error);
-  CHECK(r.error->code() == "CRD1003");
-  CHECK(r.error->message() == "cordon's state directory '" + state + "' cannot be used: '" +
-                                  theirs.path().string() + "' belongs to uid " +
-                                  std::to_string(user->uid) + ", not to cordon (root)");
+  CHECK(r.error->code() == "CRD1006");
+  CHECK(r.error->message().starts_with("'" + theirs.path().string() + "' is owned by uid " +
+                                       std::to_string(user->uid)));
   CHECK_FALSE(fs::exists(marker));
   CHECK_FALSE(fs::exists(ws / "command-ran"));
   // Both ways: with a state directory of its own, the run works.

@@ -76,10 +76,14 @@ int main() {
   fs::create_directories(ws);
   std::ofstream(ws / "config.toml") << "[backends.docker]\nimage = \"" << image << "\"\n";
   std::ofstream(ws / "pool.toml") << "[backends.docker]\nimage = \"" << image << "\"\npool = 2\n";
+  // The standard preset without su: the test image's busybox provides su, and a multi-call
+  // program that provides a blocked applet is masked (its /bin/true with it).
+  std::ofstream(ws / "policy.toml") << "version = 1\n[policy]\nextends = \"standard\"\n"
+                                       "[process]\nblocked_commands = [\"sudo\"]\n";
   auto cordon_with = [&](const char* config) {
     return std::string(CORDON_CLI) + " run --plugin-dir " + CORDON_PLUGIN_DIR +
-           " --backend docker --config " + (ws / config).string() + " --workspace " + ws.string() +
-           " -- /bin/true";
+           " --backend docker --config " + (ws / config).string() + " --policy " +
+           (ws / "policy.toml").string() + " --workspace " + ws.string() + " -- /bin/true";
   };
   std::string cordon = cordon_with("config.toml");
   std::string cordon_pool = cordon_with("pool.toml");

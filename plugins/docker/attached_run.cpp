@@ -5,6 +5,8 @@
 
 #include <signal.h>
 
+#include <algorithm>
+#include <chrono>
 #include <optional>
 
 #include "host_side.hpp"
@@ -61,6 +63,34 @@ void fill_outcome(const SessionOutcome& out, const json::object& state, const Pl
   if (oom) result.notes.push_back("the memory limit was reached");
 }
 
+// The refusal for a waiter that found itself root (uid, gid or a supplementary group 0),
+// however the user setting spelled it; nullopt for any other status.
+std::optional<Error> identity_failure(std::int64_t status, const Plan& plan) {
+  if (status < 0 || status > 0xffffffffLL ||
+      (static_cast<std::uint32_t>(status) & kStatusKind) != kRootIdentity)
+    return std::nullopt;
+  auto which = static_cast<std::uint32_t>(status);
+  std::string ids = (which & 1) ? "uid 0" : (which & 2) ? "gid 0" : "a supplementary group 0";
+  const auto* user = plan.settings.if_contains("user");
+  std::string named = user && user->is_string()
+                          ? "'backends.docker.user' ('" + std::string(user->get_string()) + "')"
+                          : "the container's default user";
+  return Error(code::kBadSettings,
+               named + " runs with " + ids + " in the image; the command was not run",
+               "give 'backends.docker.user' as an unprivileged 'uid:gid' (the image resolves a "
+               "bare uid without a group to gid 0)");
+}
+
+// Milliseconds until the plan's deadline (at least 1), or 0 when it has none: the waiter kills
+// the command at it itself.
+std::uint64_t deadline_ms(const Plan& plan) {
+  if (!plan.deadline) return 0;
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                  *plan.deadline - std::chrono::steady_clock::now())
+                  .count();
+  return static_cast<std::uint64_t>(std::max<long long>(left, 1));
+}
+
 // A pooled container whose waiter is gone cannot run anything: the caller runs one-shot.
 bool running(const Container& container) {
   auto state = container.inspect();
@@ -96,11 +126,12 @@ bool attach_and_run(const Daemon& daemon, const Container& container, bool poole
   // which a TLS connection cannot do.
   bool has_stdin = plan.stdin_data.has_value();
   io.nonce = new_run_id();
-  io.input = waiter_header(io.nonce, has_stdin, waiter_checks(checks), plan.argv) +
-             plan.stdin_data.value_or("");
+  io.input =
+      waiter_header({io.nonce, has_stdin, deadline_ms(plan), waiter_checks(checks), plan.argv}) +
+      plan.stdin_data.value_or("");
   io.close_stdin = has_stdin;
   SessionOutcome out = stream_session(plan, io, container, stream, sink);
-  if (out.status)
+  if (out.status) {
     if (auto refusal = check_failure(*out.status, checks)) {
       // A pooled container made before a source changed legitimately is stale, not an attack
       // on this run: nothing ran, and a fresh container is made and checked instead.
@@ -108,6 +139,16 @@ bool attach_and_run(const Daemon& daemon, const Container& container, bool poole
       result.error = std::move(refusal);
       return true;
     }
+    if (auto refusal = identity_failure(*out.status, plan)) {
+      result.error = std::move(refusal);
+      return true;
+    }
+    // The waiter killed the command at the deadline (cordon's own kill came later, or not).
+    if (*out.status == kDeadline) {
+      out.timed_out = true;
+      out.status = 128 + SIGKILL;
+    }
+  }
   // Only a kill can be the memory limit's: inspect then, not on every run.
   json::object state = out.status == 128 + SIGKILL ? container.inspect() : json::object{};
   fill_outcome(out, state, plan, result);

@@ -156,18 +156,28 @@ std::string ExitWaiter::failure() const {
 
 namespace {
 
-// Field 22 of /proc/PID/stat: when the process started, so a reused pid is not taken for ours.
-std::string start_time(long pid) {
+// Fields 3 (the state) and 22 (when the process started, so that a reused pid is not taken for
+// ours) of /proc/PID/stat; empty when there is no such process.
+struct ProcStat {
+  char state = 0;
+  std::string start;
+};
+
+ProcStat proc_stat(long pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   auto close = text.rfind(')');
-  if (close == std::string::npos) return {};
+  if (close == std::string::npos || close + 2 >= text.size()) return {};
   std::istringstream fields(text.substr(close + 2));
+  ProcStat out;
   std::string field;
-  for (int i = 3; i <= 22 && fields >> field; ++i) {
-  }
-  return field;
+  for (int i = 3; i <= 22 && fields >> field; ++i)
+    if (i == 3) out.state = field.empty() ? 0 : field[0];
+  out.start = field;
+  return out;
 }
+
+std::string start_time(long pid) { return proc_stat(pid).start; }
 
 std::string host_name() {
   char buf[256] = {};
@@ -180,8 +190,8 @@ std::string label(const json::object& labels, const char* key) {
   return v && v->is_string() ? std::string(v->as_string()) : std::string();
 }
 
-// The creator of a container with these labels is gone: same host, and its pid is dead or now
-// belongs to a process that started at another time.
+}  // namespace
+
 bool owner_gone(const json::object& labels) {
   if (label(labels, kHostLabel) != host_name()) return false;
   std::string pid_text = label(labels, kPidLabel);
@@ -189,11 +199,10 @@ bool owner_gone(const json::object& labels) {
   long pid = std::strtol(pid_text.c_str(), nullptr, 10);
   if (pid <= 0) return false;
   if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) return true;
-  std::string start = start_time(pid);
-  return !start.empty() && start != label(labels, kStartLabel);
+  ProcStat st = proc_stat(pid);
+  if (st.state == 'Z' || st.state == 'X') return true;
+  return !st.start.empty() && st.start != label(labels, kStartLabel);
 }
-
-}  // namespace
 
 std::vector<std::string> owner_labels() {
   return {std::string(kPidLabel) + "=" + std::to_string(::getpid()),

@@ -88,6 +88,11 @@ class ExitWaiter {
 /// the living processes of this host. Pure apart from reading /proc.
 std::vector<std::string> owner_labels();
 
+/// The creator of a container with these labels is gone: the same host, and its pid is dead, a
+/// zombie (a killed cordon or job supervisor its parent has not reaped yet) or now another
+/// process (another start time). Reads /proc.
+bool owner_gone(const boost::json::object& labels);
+
 /// Removes every cordon container whose creating process on this host is gone. Returns a line
 /// per container removed. Throws Error CRD1005 when the daemon does not answer.
 std::vector<std::string> collect_stale(const Daemon& daemon);

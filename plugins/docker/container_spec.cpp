@@ -90,6 +90,8 @@ json::array mount_list(const SpecInput& in, ContainerSpec& spec) {
   };
   for (const auto& [target, dir] : masks_for(spec.mounts, in.blocked))
     add(target, dir, spec.masked);
+  for (const auto& [target, dir] : masks_for(spec.mounts, in.own_state))
+    add(target, dir, spec.hidden);
   for (const auto& program : in.exec_masks) add(program, false, spec.exec_masked);
   for (const auto& program : in.mount_exec_masks) add(program, false, spec.mount_exec_masked);
   std::erase_if(spec.mounts, [&masks](const HostMount& m) {
@@ -191,6 +193,20 @@ std::vector<std::pair<std::string, bool>> masks_for(const std::vector<HostMount>
     }
   }
   return out;
+}
+
+void refuse_mounts_of_own_state(const std::vector<HostMount>& mounts,
+                                const std::vector<std::string>& own_state) {
+  for (const auto& m : mounts)
+    for (const auto& state : own_state) {
+      std::string rest;
+      if (state.empty() || !inside(m.source, state, rest)) continue;
+      throw Error(code::kPathEscape,
+                  "the " + m.why + " '" + m.source + "' is " + (rest.empty() ? "" : "inside ") +
+                      "cordon's own state '" + state + "', which no command may reach",
+                  "run the command in a directory of its own, outside cordon's state and plugin "
+                  "directories");
+    }
 }
 
 ContainerSpec make_spec(const SpecInput& in) {

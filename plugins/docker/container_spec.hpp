@@ -51,6 +51,9 @@ struct SpecInput {
   /// cordon's seccomp profile for the daemon's architecture; null only in unit tests (the
   /// daemon's default profile then applies).
   std::shared_ptr<const SeccompProfile> seccomp;
+  /// cordon's own state (Plan::protected_paths) that exists on the host: hidden wherever a
+  /// mount would show it, whatever the policy grants.
+  std::vector<BlockedPath> own_state;
 };
 
 /// The create body and what it put in place, for the enforcement report.
@@ -58,6 +61,7 @@ struct ContainerSpec {
   boost::json::object body;
   std::vector<HostMount> mounts;
   std::vector<std::string> masked;             ///< container paths masked (blocked paths)
+  std::vector<std::string> hidden;             ///< container paths of cordon's own state masked
   std::vector<std::string> exec_masked;        ///< the image's blocked program files masked
   std::vector<std::string> mount_exec_masked;  ///< blocked program files on host mounts masked
   std::vector<std::string> removed_env;        ///< image ENV names removed because not granted
@@ -76,6 +80,12 @@ std::vector<HostMount> host_mounts(const Plan& plan, const Settings& settings,
 /// Where each blocked path falls inside a mount: the container paths to mask. Pure.
 std::vector<std::pair<std::string, bool>> masks_for(const std::vector<HostMount>& mounts,
                                                     const std::vector<BlockedPath>& blocked);
+
+/// Throws CRD4004 when a mount's source is one of cordon's own state directories or lies in one
+/// (`own_state`: Plan::protected_paths, lexically normal): it cannot be hidden from the command
+/// without hiding the whole mount. Pure.
+void refuse_mounts_of_own_state(const std::vector<HostMount>& mounts,
+                                const std::vector<std::string>& own_state);
 
 /// The whole create body. Pure. Throws CRD1003 when a host mount is the private HOME, which
 /// the HOME tmpfs would hide.

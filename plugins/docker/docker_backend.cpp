@@ -8,6 +8,7 @@
 #include <optional>
 
 #include <cordon/log.hpp>
+#include <cordon/registry.hpp>
 
 #include <signal.h>
 #include <unistd.h>
@@ -21,6 +22,7 @@
 #include "seccomp_profile.hpp"
 #include "session.hpp"
 #include "settings.hpp"
+#include "verified_file.hpp"
 #include "waiter_blob.hpp"
 
 namespace cordon::docker {
@@ -77,6 +79,36 @@ void check_runtime(const Daemon& daemon, const std::string& runtime) {
               "backends.docker.runtime");
 }
 
+// The host side of a run: every bind source opened once, without following links, and held
+// for the whole run (the waiter compares the container's mounts with these descriptors'
+// identities before the command runs; the daemon resolves the paths again at start), and
+// cordon's own state as it must be hidden.
+struct HostSide {
+  SourceIdentities held;
+  std::vector<std::string> write_paths;
+  std::vector<HostMount> mounts;
+  std::vector<BlockedPath> own;
+};
+
+HostSide hold_host_side(const Plan& plan, const Settings& settings, const Masks& masks,
+                        const SourceIdentity& waiter, std::vector<std::string>& notes) {
+  HostSide h;
+  h.held = {{masks.file.host_path, masks.file},
+            {masks.dir.host_path, masks.dir},
+            {waiter.host_path, waiter}};
+  std::string ws = plan.workspace.string();
+  h.held.emplace(ws, source_identity({ws, "workspace"}));
+  h.write_paths = existing_write_paths(plan, notes, h.held);
+  h.mounts = host_mounts(plan, settings, h.write_paths);
+  h.own = own_state(plan);
+  refuse_mounts_of_own_state(h.mounts, paths_of(h.own));
+  note_missing_state(plan, h.mounts, notes);
+  identify_sources(
+      sources_to_identify(h.mounts, masks.file.host_path, masks.dir.host_path, waiter.host_path),
+      h.held);
+  return h;
+}
+
 // The outcome of a run given up before its output was streamed: the command did not run, or
 // was killed as soon as it started, and the container is gone.
 void abandoned(const Plan& plan, RunResult& result) {
@@ -93,8 +125,7 @@ void abandoned(const Plan& plan, RunResult& result) {
 
 }  // namespace
 
-DockerBackend::DockerBackend(BackendContext context)
-    : Backend(std::move(context)), exec_cache_(mask_dir() / "exec-block") {}
+DockerBackend::DockerBackend(BackendContext context) : Backend(std::move(context)) {}
 
 ProbeResult DockerBackend::do_probe() noexcept {
   try {
@@ -218,15 +249,16 @@ GarbageReport DockerBackend::do_collect_garbage(const json::object& settings) no
   return report;
 }
 
-WarmPool& DockerBackend::pool_for(const std::shared_ptr<const Daemon>& daemon) {
+WarmPool& DockerBackend::pool_for(const std::shared_ptr<const Daemon>& daemon,
+                                  const std::string& waiter_path) {
   std::lock_guard lock(mutex_);
   auto& pool = pools_[daemon->endpoint().key()];
-  if (!pool) pool = std::make_unique<WarmPool>(daemon, ensure_waiter(mask_dir()));
+  if (!pool) pool = std::make_unique<WarmPool>(daemon, waiter_path);
   return *pool;
 }
 
-MountedPrograms DockerBackend::blocked_programs(const Daemon& daemon, const Plan& plan,
-                                                const std::string& image_id,
+MountedPrograms DockerBackend::blocked_programs(const Daemon& daemon, const PrivateDir& state,
+                                                const Plan& plan, const ImageRun& image,
                                                 const std::vector<HostMount>& mounts,
                                                 std::vector<std::string>& image_files) {
   const auto& names = plan.policy.process.blocked_commands;
@@ -235,20 +267,33 @@ MountedPrograms DockerBackend::blocked_programs(const Daemon& daemon, const Plan
   // which exec_candidates() always adds).
   auto path = plan.env.count("PATH") ? plan.env.at("PATH") : std::string();
   MountedPrograms mounted = mounted_programs(exec_candidates(names, path), mounts);
-  ExecMasks m = exec_cache_.masks(daemon, image_id.empty() ? "unknown" : image_id, names, path,
-                                  mounted.image_links);
+  MulticallScan scan = [&](const std::vector<std::string>& applets,
+                           const std::vector<std::string>& dirs) {
+    return multicall_programs(daemon, image.id, image.waiter_path, image.seccomp, applets, dirs);
+  };
+  ExecMasks m =
+      exec_cache_.masks(daemon, state.subdir("exec-block"), image.id.empty() ? "unknown" : image.id,
+                        names, path, scan, mounted.image_links);
   if (!m.refusal.empty())
     throw Error(code::kIsolationFailed, "process.blocked_commands cannot be enforced: " + m.refusal,
                 "use an image whose blocked programs are files of their own, or remove the name "
                 "from process.blocked_commands");
+  check_foreign_links(mounted, m);
   settle_image_masks(mounts, m, mounted);
   image_files = std::move(m.files);
   return mounted;
 }
 
-std::filesystem::path DockerBackend::mask_dir() const {
-  if (!context().state_dir.empty()) return context().state_dir;
-  return "/var/tmp/cordon-" + std::to_string(::geteuid()) + "/docker";
+PrivateDir DockerBackend::state_dir() const {
+  std::filesystem::path dir = context().state_dir;
+  if (dir.empty()) {
+    auto parent = default_backend_state_dir();
+    if (!parent.empty()) dir = parent / "docker";
+  }
+  if (dir.empty())
+    throw Error(code::kIsolationFailed, "the docker backend has no state directory",
+                "set XDG_RUNTIME_DIR or HOME, or give the registry a state directory");
+  return PrivateDir::create(dir);
 }
 
 void DockerBackend::execute(const Plan& plan, OutputSink& sink, RunResult& result) {
@@ -259,19 +304,18 @@ void DockerBackend::execute(const Plan& plan, OutputSink& sink, RunResult& resul
   // one that went away since gives CRD1005 here.
   auto daemon = daemon_for(endpoint);
   std::string run_id = new_run_id();
-  auto [mask_file, mask_folder] = ensure_masks(mask_dir());
-  std::string waiter_path = ensure_waiter(mask_dir());
+  // cordon's own files, checked before every use: the masks, and the waiter by its SHA-256.
+  PrivateDir state = state_dir();
+  Masks masks = ensure_masks(state);
+  SourceIdentity waiter = ensure_waiter(state);
   Cancel abandon = abandon_for(plan);
   ImageInfo image = inspect_image(*daemon, settings.image);
   check_runtime(*daemon, settings.runtime);
-  std::vector<std::string> write_paths = existing_write_paths(plan, result.notes);
-  std::vector<HostMount> mounts = host_mounts(plan, settings, write_paths);
-  // The identity of each source as checked now; the waiter compares the container's mounts
-  // with them before the command runs (the daemon resolves the paths again at start).
-  SourceIdentities identities =
-      identify_sources(sources_to_identify(mounts, mask_file, mask_folder, waiter_path));
+  HostSide host = hold_host_side(plan, settings, masks, waiter, result.notes);
   std::vector<std::string> exec_masks;
-  MountedPrograms mounted = blocked_programs(*daemon, plan, image.id, mounts, exec_masks);
+  auto seccomp = seccomp_profile(daemon_arch(*daemon));
+  MountedPrograms mounted = blocked_programs(
+      *daemon, state, plan, {image.id, waiter.host_path, seccomp}, host.mounts, exec_masks);
   result.notes.insert(result.notes.end(), mounted.notes.begin(), mounted.notes.end());
   // Each stage of making the container looks at the stop request and the deadline; the
   // daemon's calls that may wait (attach, wait, start) poll them.
@@ -279,23 +323,24 @@ void DockerBackend::execute(const Plan& plan, OutputSink& sink, RunResult& resul
   SpecInput in{plan,
                settings,
                run_id,
-               container_user(plan, settings),
+               container_user(settings, host.held.at(plan.workspace.string())),
                std::move(image.env),
-               std::move(write_paths),
+               std::move(host.write_paths),
                blocked_paths(plan),
-               mask_file,
-               mask_folder,
+               masks.file.host_path,
+               masks.dir.host_path,
                owner_labels(),
                std::move(exec_masks),
                std::move(mounted.masks),
-               seccomp_profile(daemon_arch(*daemon))};
+               seccomp,
+               std::move(host.own)};
   ContainerSpec spec = make_spec(in);
   // Every container runs the command through the waiter, which checks the mounts first.
-  json::object body = waiter_body(spec.body, waiter_path, run_id);
-  std::vector<MountCheck> checks = mount_checks(body, identities);
+  json::object body = waiter_body(spec.body, waiter.host_path, run_id);
+  std::vector<MountCheck> checks = mount_checks(body, host.held);
   bool ran = false;
   if (settings.pool) {
-    WarmPool& pool = pool_for(daemon);
+    WarmPool& pool = pool_for(daemon, waiter.host_path);
     // A pooled container was made from the same body but the command: the same mounts.
     if (auto pooled = pool.take(spec.body, settings.pool)) {
       ran = attach_and_run(*daemon, *pooled, true, checks, plan, sink, result);

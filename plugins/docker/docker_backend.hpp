@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cordon/backend.hpp>
+#include <cordon/private_dir.hpp>
 
 #include <map>
 #include <memory>
@@ -13,6 +14,7 @@
 #include "mounted_programs.hpp"
 #include "pool.hpp"
 #include "probe.hpp"
+#include "seccomp_profile.hpp"
 
 namespace cordon::docker {
 
@@ -35,14 +37,22 @@ class DockerBackend final : public Backend {
   /// The daemon at `ep`, pinged and versioned once per backend object.
   std::shared_ptr<const Daemon> daemon_for(const Endpoint& ep);
   void execute(const Plan& plan, OutputSink& sink, RunResult& result);
-  std::filesystem::path mask_dir() const;
-  /// The warm pool for `daemon`, made on first use.
-  WarmPool& pool_for(const std::shared_ptr<const Daemon>& daemon);
-  /// The files of process.blocked_commands, in the image and on the host `mounts` (in
-  /// `image_files` and `mounted.masks`); throws CRD1003 when one cannot be masked.
-  MountedPrograms blocked_programs(const Daemon& daemon, const Plan& plan,
-                                   const std::string& image_id,
-                                   const std::vector<HostMount>& mounts,
+  /// The backend's state directory (the context's, else default_backend_state_dir()/docker),
+  /// verified (PrivateDir) for each run. Throws CRD1006 when it is not cordon's own.
+  PrivateDir state_dir() const;
+  /// The warm pool for `daemon`, made on first use with the waiter at `waiter_path`.
+  WarmPool& pool_for(const std::shared_ptr<const Daemon>& daemon, const std::string& waiter_path);
+  /// What a run's image scan needs: the image, the waiter's copy and cordon's profile.
+  struct ImageRun {
+    std::string id;
+    std::string waiter_path;
+    std::shared_ptr<const SeccompProfile> seccomp;
+  };
+  /// The files of process.blocked_commands, in the image (with the multi-call programs that
+  /// provide one) and on the host `mounts` (in `image_files` and `mounted.masks`); throws
+  /// CRD1003 when one cannot be masked.
+  MountedPrograms blocked_programs(const Daemon& daemon, const PrivateDir& state, const Plan& plan,
+                                   const ImageRun& image, const std::vector<HostMount>& mounts,
                                    std::vector<std::string>& image_files);
 
   std::mutex mutex_;

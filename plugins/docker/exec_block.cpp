@@ -5,8 +5,10 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
-#include <fstream>
 #include <functional>
 #include <sstream>
 
@@ -72,18 +74,26 @@ std::string cache_key(const std::string& image_id, const std::vector<std::string
   std::ostringstream key;
   key << std::hex << std::hash<std::string>{}(joined);
   std::string id = image_id.substr(image_id.find(':') + 1).substr(0, 24);
-  return "v2-" + id + "-" + key.str();  // v2: with the dangling link targets
+  return "v3-" + id + "-" + key.str();  // v3: with the multi-call programs
 }
 
 }  // namespace
 
-std::vector<std::string> exec_candidates(const std::vector<std::string>& names,
-                                         const std::string& path_env) {
+std::vector<std::string> exec_dirs(const std::string& path_env) {
   std::vector<std::string> dirs;
   std::istringstream in(path_env);
   for (std::string dir; std::getline(in, dir, ':');)
-    if (!dir.empty() && dir.front() == '/') dirs.push_back(dir);
-  for (const char* d : kSystemDirs) dirs.emplace_back(d);
+    if (!dir.empty() && dir.front() == '/' &&
+        std::find(dirs.begin(), dirs.end(), dir) == dirs.end())
+      dirs.push_back(dir);
+  for (const char* d : kSystemDirs)
+    if (std::find(dirs.begin(), dirs.end(), d) == dirs.end()) dirs.emplace_back(d);
+  return dirs;
+}
+
+std::vector<std::string> exec_candidates(const std::vector<std::string>& names,
+                                         const std::string& path_env) {
+  std::vector<std::string> dirs = exec_dirs(path_env);
   std::vector<std::string> out;
   for (const auto& name : names) {
     if (name.find('/') != std::string::npos) {
@@ -98,34 +108,86 @@ std::vector<std::string> exec_candidates(const std::vector<std::string>& names,
 }
 
 ExecMasks decide_masks(const std::vector<std::string>& candidates,
-                       const std::map<std::string, PathStat>& stats) {
+                       const std::map<std::string, PathStat>& stats, const Multicall& multicall) {
   ExecMasks m;
+  m.multicall = multicall.files;
+  m.multicall_aliases = multicall.aliases;
+  auto listed = [](const std::vector<std::string>& list, const std::string& p) {
+    return std::find(list.begin(), list.end(), p) != list.end();
+  };
   for (const auto& path : candidates) {
     auto it = stats.find(path);
     if (it == stats.end() || !it->second.exists) continue;
     std::string target = path;
     if (it->second.symlink) {
       target = it->second.link_target;
-      if (base_name(target) != base_name(path)) {
-        m.refusal = "blocked program '" + path + "' is a link to the multi-call program '" +
-                    target + "': masking it would block every program it provides";
+      // A link to a multi-call program (su -> busybox) reaches its mask, when it provides the
+      // name; a link to a program of another name would need that program blocked instead.
+      if (base_name(target) != base_name(path) && !listed(m.multicall, target) &&
+          !listed(m.multicall_aliases, target)) {
+        m.refusal = "blocked program '" + path + "' is a link to the program '" + target +
+                    "' of another name, which does not provide it: masking it would block that "
+                    "program under every name";
         return m;
       }
       auto resolved = stats.find(target);
       if (resolved != stats.end() && !resolved->second.exists) {
-        if (std::find(m.dangling.begin(), m.dangling.end(), target) == m.dangling.end())
-          m.dangling.push_back(target);
+        if (!listed(m.dangling, target)) m.dangling.push_back(target);
         continue;
       }
     }
-    if (std::find(m.files.begin(), m.files.end(), target) == m.files.end())
-      m.files.push_back(target);
+    if (!listed(m.files, target)) m.files.push_back(target);
   }
+  for (const auto& program : m.multicall)
+    if (!listed(m.files, program)) m.files.push_back(program);
   return m;
 }
 
-ExecMasks ExecBlockCache::masks(const Daemon& daemon, const std::string& image_id,
-                                const std::vector<std::string>& names, const std::string& path_env,
+namespace {
+
+// The cached masks in `dir`, read without following a link.
+std::optional<ExecMasks> load(const PrivateDir& dir, const std::string& key) {
+  std::optional<std::string> text = dir.read_file(key + ".json", 1u << 20);
+  if (!text) return std::nullopt;
+  json::error_code ec;
+  auto parsed = json::parse(*text, ec);
+  if (ec || !parsed.is_object()) return std::nullopt;
+  ExecMasks m;
+  const auto& o = parsed.as_object();
+  if (const auto* r = o.if_contains("refusal"); r && r->is_string()) m.refusal = r->as_string();
+  for (auto [name, list] :
+       {std::pair{"files", &m.files}, std::pair{"dangling", &m.dangling},
+        std::pair{"multicall", &m.multicall}, std::pair{"multicall_aliases", &m.multicall_aliases}})
+    if (const auto* f = o.if_contains(name); f && f->is_array())
+      for (const auto& p : f->as_array())
+        if (p.is_string()) list->emplace_back(p.as_string());
+  return m;
+}
+
+void store(const PrivateDir& dir, const std::string& key, const ExecMasks& masks) {
+  json::array files, dangling, multicall, aliases;
+  for (const auto& f : masks.files) files.emplace_back(f);
+  for (const auto& d : masks.dangling) dangling.emplace_back(d);
+  for (const auto& p : masks.multicall) multicall.emplace_back(p);
+  for (const auto& p : masks.multicall_aliases) aliases.emplace_back(p);
+  try {
+    dir.write_file(key + ".json",
+                   json::serialize(json::object{{"refusal", masks.refusal},
+                                                {"files", files},
+                                                {"dangling", dangling},
+                                                {"multicall", multicall},
+                                                {"multicall_aliases", aliases}}),
+                   0600);
+  } catch (const Error&) {
+    // A cache that cannot be written costs the next run a lookup, nothing else.
+  }
+}
+
+}  // namespace
+
+ExecMasks ExecBlockCache::masks(const Daemon& daemon, const PrivateDir& dir,
+                                const std::string& image_id, const std::vector<std::string>& names,
+                                const std::string& path_env, const MulticallScan& scan,
                                 const std::vector<std::string>& extra) {
   auto candidates = exec_candidates(names, path_env);
   for (const auto& e : extra)
@@ -136,7 +198,7 @@ ExecMasks ExecBlockCache::masks(const Daemon& daemon, const std::string& image_i
     std::lock_guard lock(mutex_);
     if (auto it = memory_.find(key); it != memory_.end()) return it->second;
   }
-  std::optional<ExecMasks> found = load(key);
+  std::optional<ExecMasks> found = load(dir, key);
   if (!found) {
     // A container that is created and never started: the daemon stats paths of its root.
     json::object body{{"Image", image_id},
@@ -150,44 +212,14 @@ ExecMasks ExecBlockCache::masks(const Daemon& daemon, const std::string& image_i
     for (auto& [path, st] : stats)
       if (st.symlink && base_name(st.link_target) == base_name(path))
         stats[st.link_target] = stat_path(daemon, probe.id(), st.link_target);
-    found = decide_masks(candidates, stats);
-    store(key, *found);
+    std::vector<std::string> applets;
+    for (const auto& n : names) applets.push_back(base_name(n));
+    found = decide_masks(candidates, stats, scan(applets, exec_dirs(path_env)));
+    store(dir, key, *found);
   }
   std::lock_guard lock(mutex_);
   memory_[key] = *found;
   return *found;
-}
-
-std::optional<ExecMasks> ExecBlockCache::load(const std::string& key) const {
-  std::ifstream in(dir_ / (key + ".json"));
-  if (!in) return std::nullopt;
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  json::error_code ec;
-  auto parsed = json::parse(text, ec);
-  if (ec || !parsed.is_object()) return std::nullopt;
-  ExecMasks m;
-  const auto& o = parsed.as_object();
-  if (const auto* r = o.if_contains("refusal"); r && r->is_string()) m.refusal = r->as_string();
-  for (auto [name, list] : {std::pair{"files", &m.files}, std::pair{"dangling", &m.dangling}})
-    if (const auto* f = o.if_contains(name); f && f->is_array())
-      for (const auto& p : f->as_array())
-        if (p.is_string()) list->emplace_back(p.as_string());
-  return m;
-}
-
-void ExecBlockCache::store(const std::string& key, const ExecMasks& masks) const {
-  std::error_code ec;
-  std::filesystem::create_directories(dir_, ec);
-  json::array files, dangling;
-  for (const auto& f : masks.files) files.emplace_back(f);
-  for (const auto& d : masks.dangling) dangling.emplace_back(d);
-  std::string tmp = (dir_ / (key + ".tmp")).string();
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << json::serialize(
-        json::object{{"refusal", masks.refusal}, {"files", files}, {"dangling", dangling}});
-  }
-  std::filesystem::rename(tmp, dir_ / (key + ".json"), ec);
 }
 
 }  // namespace cordon::docker

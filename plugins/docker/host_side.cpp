@@ -15,15 +15,17 @@ namespace cordon::docker {
 
 namespace fs = std::filesystem;
 
-std::string container_user(const Plan& plan, const Settings& settings) {
+std::string container_user(const Settings& settings, const SourceIdentity& workspace) {
   if (!settings.user.empty()) return settings.user;
-  struct stat st {};
-  if (::stat(plan.workspace.c_str(), &st) == 0 && st.st_uid != 0)
-    return std::to_string(st.st_uid) + ":" + std::to_string(st.st_gid);
+  // Never group 0 either: a workspace of uid 1000 and group root runs as 1000:65534.
+  if (workspace.uid != 0)
+    return std::to_string(workspace.uid) + ":" +
+           std::to_string(workspace.gid != 0 ? workspace.gid : 65534);
   return "65534:65534";
 }
 
-std::vector<std::string> existing_write_paths(const Plan& plan, std::vector<std::string>& notes) {
+std::vector<std::string> existing_write_paths(const Plan& plan, std::vector<std::string>& notes,
+                                              SourceIdentities& held) {
   std::vector<std::string> out;
   if (plan.policy.filesystem.write_host) {
     notes.push_back("filesystem.write = \"host\": only the workspace is mounted from the host");
@@ -32,15 +34,22 @@ std::vector<std::string> existing_write_paths(const Plan& plan, std::vector<std:
   std::vector<std::string> bases = plan.policy.filesystem.write;
   bases.push_back(plan.workspace.string());
   for (const auto& w : plan.policy.filesystem.write) {
-    std::error_code ec;
     if (w.empty() || w.front() != '/') continue;
+    std::string path = fs::path(w).lexically_normal().string();
+    if (path.size() > 1 && path.back() == '/') path.pop_back();
     // The daemon follows symlinks in a bind's source: one planted in the workspace must not
-    // turn a write grant into a mount of its target.
-    refuse_planted_symlink(fs::path(w).lexically_normal().string(), bases);
-    if (fs::exists(w, ec))
-      out.push_back(fs::weakly_canonical(w, ec).string());
-    else
-      notes.push_back("filesystem.write path '" + w + "' does not exist on the host: not mounted");
+    // turn a write grant into a mount of its target (the specific message first).
+    refuse_planted_symlink(path, bases);
+    if (!held.count(path)) {
+      auto id = existing_source_identity({path, "filesystem.write path"});
+      if (!id) {
+        notes.push_back("filesystem.write path '" + w +
+                        "' does not exist on the host: not mounted");
+        continue;
+      }
+      held.emplace(path, std::move(*id));
+    }
+    out.push_back(path);
   }
   return out;
 }
@@ -59,26 +68,82 @@ std::vector<BlockedPath> blocked_paths(const Plan& plan) {
   return out;
 }
 
-std::pair<std::string, std::string> ensure_masks(const fs::path& dir) {
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  std::string file = (dir / "docker-mask-file").string();
-  std::string folder = (dir / "docker-mask-dir").string();
-  int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0);
-  if (fd >= 0) ::close(fd);
-  if (::mkdir(folder.c_str(), 0) != 0 && errno != EEXIST)
-    throw Error(code::kIsolationFailed,
-                "cannot make the mask directory '" + folder + "': " + std::strerror(errno));
+std::vector<BlockedPath> own_state(const Plan& plan) {
+  std::vector<BlockedPath> out;
+  auto add = [&out](const std::string& path) {
+    struct stat st {};
+    if (path.empty() || path.front() != '/' || ::lstat(path.c_str(), &st) != 0) return;
+    for (const auto& b : out)
+      if (b.path == path) return;
+    out.push_back({path, true, S_ISDIR(st.st_mode)});
+  };
+  for (const auto& p : plan.protected_paths) {
+    std::string path = p.lexically_normal().string();
+    while (path.size() > 1 && path.back() == '/') path.pop_back();
+    add(path);
+    std::error_code ec;
+    auto real = fs::weakly_canonical(path, ec);
+    if (!ec) add(real.string());
+  }
+  return out;
+}
+
+std::vector<std::string> paths_of(const std::vector<BlockedPath>& paths) {
+  std::vector<std::string> out;
+  for (const auto& p : paths) out.push_back(p.path);
+  return out;
+}
+
+void note_missing_state(const Plan& plan, const std::vector<HostMount>& mounts,
+                        std::vector<std::string>& notes) {
+  for (const auto& p : plan.protected_paths) {
+    std::string path = p.lexically_normal().string();
+    std::error_code ec;
+    if (path.empty() || fs::symlink_status(path, ec).type() != fs::file_type::not_found) continue;
+    for (const auto& m : mounts) {
+      std::string prefix = m.source == "/" ? "/" : m.source + "/";
+      if (!m.writable || path.rfind(prefix, 0) != 0) continue;
+      notes.push_back("cordon's own state '" + path +
+                      "' does not exist yet and lies in the "
+                      "writable mount '" +
+                      m.source + "': the command could make it");
+      break;
+    }
+  }
+}
+
+namespace {
+
+[[noreturn]] void bad_mask(const PrivateDir& dir, const char* name, const std::string& why) {
+  throw Error(code::kIsolationFailed, "the mask '" + (dir.path() / name).string() + "' " + why,
+              "remove it; cordon makes it again");
+}
+
+}  // namespace
+
+Masks ensure_masks(const PrivateDir& dir) {
+  constexpr const char* kFile = "docker-mask-file";
+  constexpr const char* kDir = "docker-mask-dir";
+  int made = ::openat(dir.fd(), kFile, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0);
+  if (made >= 0) ::close(made);
+  if (::mkdirat(dir.fd(), kDir, 0) != 0 && errno != EEXIST)
+    bad_mask(dir, kDir, std::string("cannot be made: ") + std::strerror(errno));
+  // O_PATH: a mode-000 file or directory cannot be opened for reading by a cordon not root.
+  int file = ::openat(dir.fd(), kFile, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+  if (file < 0) bad_mask(dir, kFile, std::string("cannot be opened: ") + std::strerror(errno));
+  Masks m{identity_of_fd(file, (dir.path() / kFile).string()), {}};
+  int folder = ::openat(dir.fd(), kDir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (folder < 0) bad_mask(dir, kDir, std::string("cannot be opened: ") + std::strerror(errno));
+  m.dir = identity_of_fd(folder, (dir.path() / kDir).string());
   struct stat fst {
   }, dst{};
-  if (::lstat(file.c_str(), &fst) != 0 || !S_ISREG(fst.st_mode) || fst.st_size != 0 ||
-      (fst.st_mode & 07777) != 0 || ::lstat(folder.c_str(), &dst) != 0 || !S_ISDIR(dst.st_mode) ||
-      (dst.st_mode & 07777) != 0)
-    throw Error(
-        code::kIsolationFailed,
-        "the masks under '" + dir.string() + "' are not an empty mode-000 file and directory",
-        "remove them; cordon makes them again");
-  return {file, folder};
+  if (::fstat(m.file.held->fd(), &fst) != 0 || !S_ISREG(fst.st_mode) || fst.st_size != 0 ||
+      (fst.st_mode & 07777) != 0 || fst.st_uid != ::geteuid())
+    bad_mask(dir, kFile, "is not an empty mode-000 file of cordon's");
+  if (::fstat(m.dir.held->fd(), &dst) != 0 || !S_ISDIR(dst.st_mode) || (dst.st_mode & 07777) != 0 ||
+      dst.st_uid != ::geteuid())
+    bad_mask(dir, kDir, "is not an empty mode-000 directory of cordon's");
+  return m;
 }
 
 std::string new_run_id() {

@@ -3,30 +3,55 @@
 #pragma once
 
 #include <cordon/backend.hpp>
+#include <cordon/private_dir.hpp>
 
 #include <filesystem>
 #include <string>
 #include <vector>
 
 #include "container_spec.hpp"
+#include "mount_identity.hpp"
 #include "settings.hpp"
 
 namespace cordon::docker {
 
-/// The container's user: the setting, else the workspace's owner when that is not root, else
-/// 65534:65534 (nobody). Never root.
-std::string container_user(const Plan& plan, const Settings& settings);
+/// The container's user: the setting, else the `workspace`'s owner (as cordon holds it) when
+/// that is not root, with its group unless that is 0, else 65534:65534 (nobody). Never root
+/// as written; the waiter refuses a name the image resolves to root.
+std::string container_user(const Settings& settings, const SourceIdentity& workspace);
 
-/// filesystem.write paths that exist on the host (a bind source must exist), and notes for the
-/// others.
-std::vector<std::string> existing_write_paths(const Plan& plan, std::vector<std::string>& notes);
+/// filesystem.write paths that exist on the host (a bind source must exist), lexically normal,
+/// each opened once without following symlinks and held in `held` (source_identity(); CRD4004
+/// for one that passes through a symlink); notes for the others. The `{workspace}` grant is
+/// opened so too.
+std::vector<std::string> existing_write_paths(const Plan& plan, std::vector<std::string>& notes,
+                                              SourceIdentities& held);
 
 /// The policy's blocked paths as they are on the host.
 std::vector<BlockedPath> blocked_paths(const Plan& plan);
 
-/// Makes (once) an empty mode-000 file and directory under `dir` for masking; returns their
-/// paths. Throws CRD1003 when they cannot be made.
-std::pair<std::string, std::string> ensure_masks(const std::filesystem::path& dir);
+/// cordon's own state (plan.protected_paths) that exists on the host, each as given and, when a
+/// link on the way leads elsewhere, as it really is: what a mount must not show.
+std::vector<BlockedPath> own_state(const Plan& plan);
+
+/// The paths of `paths`. Pure.
+std::vector<std::string> paths_of(const std::vector<BlockedPath>& paths);
+
+/// A note for each of cordon's own state directories that does not exist yet but would lie in
+/// a writable mount: the command could make it (a later cordon verifies what it finds).
+void note_missing_state(const Plan& plan, const std::vector<HostMount>& mounts,
+                        std::vector<std::string>& notes);
+
+/// The empty mode-000 file and directory that masks are bound from, held open.
+struct Masks {
+  SourceIdentity file;
+  SourceIdentity dir;
+};
+
+/// Makes (once) an empty mode-000 file and directory in `dir` for masking, and checks them
+/// through descriptors opened relative to it without following links: cordon's, empty, mode
+/// 000. Throws CRD1003 when they are not so.
+Masks ensure_masks(const PrivateDir& dir);
 
 /// A fresh random run id: 16 hex digits.
 std::string new_run_id();

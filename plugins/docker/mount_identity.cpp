@@ -20,8 +20,8 @@ namespace json = boost::json;
 namespace {
 
 [[noreturn]] void cannot_check(const SourceToIdentify& source, int err) {
-  throw Error(code::kIsolationFailed, "cannot check the mount source '" + source.path +
-                                          "' on the host: " + std::strerror(err));
+  throw Error(code::kIsolationFailed, "cannot check the mount source '" + source.path + "' (" +
+                                          source.why + ") on the host: " + std::strerror(err));
 }
 
 std::string text(const json::object& o, const char* key) {
@@ -36,46 +36,63 @@ std::vector<SourceToIdentify> sources_to_identify(const std::vector<HostMount>& 
                                                   const std::string& mask_dir,
                                                   const std::string& waiter) {
   std::vector<SourceToIdentify> out;
-  // A write path is canonical when cordon checked it (existing_write_paths): a symlink in it
-  // now was put there since. Every other source is configured as the caller or operator wrote it.
-  for (const auto& m : mounts) out.push_back({m.source, m.why != "filesystem.write"});
-  // cordon's own files in its state directory: made with O_NOFOLLOW and checked (ensure_masks,
-  // ensure_waiter), identified like the rest. A swapped waiter would not check anything, but it
-  // lies in the caller's own state directory, not under a grant of the command's.
-  for (const auto& own : {mask_file, mask_dir, waiter}) out.push_back({own, true});
+  for (const auto& m : mounts) out.push_back({m.source, m.why});
+  // cordon's own files in its verified state directory, identified like the rest.
+  for (const auto& own : {mask_file, mask_dir, waiter}) out.push_back({own, "cordon's own file"});
   return out;
+}
+
+std::string first_symlink(const std::string& path) {
+  std::string walked;
+  for (const auto& part : fs::path(path).lexically_normal()) {
+    if (part == "/") continue;
+    walked += "/" + part.string();
+    std::error_code ec;
+    if (!fs::is_symlink(walked, ec)) continue;
+    return "'" + walked + "' -> '" + fs::read_symlink(walked, ec).string() + "'";
+  }
+  return {};
 }
 
 SourceIdentity source_identity(const SourceToIdentify& source) {
-  std::string path = source.path;
-  int fd = open_without_symlinks(path);
-  if (fd < 0 && errno == ELOOP && source.configured) {
-    std::error_code ec;
-    path = fs::canonical(source.path, ec).string();
-    if (ec) cannot_check(source, ec.value());
-    fd = open_without_symlinks(path);
-  }
-  if (fd < 0 && (errno == ELOOP || errno == EXDEV))
-    throw Error(code::kPathEscape,
-                "mount source '" + source.path +
-                    "' resolves through a symlink now, after cordon checked it: it was changed "
-                    "while the run was being set up",
-                "find what renames paths under the run's write grants");
-  if (fd < 0) cannot_check(source, errno);
-  struct stat st {};
-  int rc = ::fstat(fd, &st);
-  int err = errno;
-  ::close(fd);
-  if (rc != 0) cannot_check(source, err);
-  return {static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino),
-          S_ISDIR(st.st_mode), path};
+  auto id = existing_source_identity(source);
+  if (!id) cannot_check(source, ENOENT);
+  return std::move(*id);
 }
 
-SourceIdentities identify_sources(const std::vector<SourceToIdentify>& sources) {
-  SourceIdentities out;
+std::optional<SourceIdentity> existing_source_identity(const SourceToIdentify& source) {
+  int fd = open_without_symlinks(source.path);
+  if (fd < 0 && errno == ENOENT) return std::nullopt;
+  if (fd < 0 && (errno == ELOOP || errno == EXDEV)) {
+    std::string link = first_symlink(source.path);
+    throw Error(code::kPathEscape,
+                "the " + source.why + " '" + source.path + "' passes through a symlink" +
+                    (link.empty() ? "" : " (" + link + ")") +
+                    ": docker would mount whatever the link names when the container starts",
+                "name the real directory; cordon mounts only a path without links");
+  }
+  if (fd < 0) cannot_check(source, errno);
+  return identity_of_fd(fd, source.path);
+}
+
+SourceIdentity identity_of_fd(int fd, const std::string& path) {
+  auto held = std::make_shared<const HeldFd>(fd);
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) cannot_check({path, "source"}, errno);
+  SourceIdentity id;
+  id.dev = static_cast<std::uint64_t>(st.st_dev);
+  id.ino = static_cast<std::uint64_t>(st.st_ino);
+  id.directory = S_ISDIR(st.st_mode);
+  id.uid = st.st_uid;
+  id.gid = st.st_gid;
+  id.host_path = path;
+  id.held = std::move(held);
+  return id;
+}
+
+void identify_sources(const std::vector<SourceToIdentify>& sources, SourceIdentities& held) {
   for (const auto& s : sources)
-    if (!out.count(s.path)) out.emplace(s.path, source_identity(s));
-  return out;
+    if (!held.count(s.path)) held.emplace(s.path, source_identity(s));
 }
 
 std::vector<MountCheck> mount_checks(const json::object& body, const SourceIdentities& identities) {
@@ -114,8 +131,9 @@ std::vector<WaiterCheck> waiter_checks(const std::vector<MountCheck>& checks) {
 std::optional<Error> check_failure(std::int64_t status, const std::vector<MountCheck>& checks) {
   if (status < 0 || status > 0xffffffffLL) return std::nullopt;
   auto value = static_cast<std::uint32_t>(status);
-  std::uint32_t kind = value & 0xff000000u;
-  if (kind != kMountMismatch && kind != kMountUnreadable) return std::nullopt;
+  std::uint32_t kind = value & kStatusKind;
+  if (kind != kMountMismatch && kind != kMountUnreadable && kind != kMountThroughLink)
+    return std::nullopt;
   std::size_t index = value & 0xffffu;
   std::string target = index < checks.size() ? checks[index].check.target : "?";
   std::string host = index < checks.size() ? checks[index].expected.host_path : "?";
@@ -126,6 +144,14 @@ std::optional<Error> check_failure(std::int64_t status, const std::vector<MountC
                      std::strerror(static_cast<int>((value >> 16) & 0xffu)) +
                      "; the command was not run",
                  "the container's user must be able to reach every mount's target");
+  if (kind == kMountThroughLink)
+    return Error(code::kPathEscape,
+                 "mount " + target +
+                     " is reached through a symlink in the container, so it may "
+                     "not be where cordon asked (host path " +
+                     host + "); the command was not run",
+                 "a link in the image above the target, or one renamed into a mount while the "
+                 "container started: mount at a path without links");
   return Error(code::kPathEscape,
                "mount " + target + " is not the " + (directory ? "directory" : "file") +
                    " cordon checked (host path " + host +

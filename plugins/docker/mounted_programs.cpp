@@ -160,14 +160,27 @@ MountedPrograms mounted_programs(const std::vector<std::string>& candidates,
       add_mount_file(r, out);
     } else if (r.where == ContainerPath::Where::image && r.via_mount) {
       // A link in a mount to the image: the image's file under the same name is masked like the
-      // image's own; another name would be a program of its own (busybox's applets).
+      // image's own; another name must be a multi-call program that provides it (checked once
+      // the image's are known).
       if (base_name(r.path) != base_name(c))
-        throw unmaskable("blocked program '" + c + "' is a link on a host mount to '" + r.path +
-                         "' in the image: masking it would block that program under every name");
-      add_once(out.image_links, r.path);
+        out.foreign_links.emplace_back(c, r.path);
+      else
+        add_once(out.image_links, r.path);
     }
   }
   return out;
+}
+
+void check_foreign_links(const MountedPrograms& mounted, const ExecMasks& image) {
+  for (const auto& [link, target] : mounted.foreign_links) {
+    auto listed = [&target](const std::vector<std::string>& list) {
+      return std::find(list.begin(), list.end(), target) != list.end();
+    };
+    if (!listed(image.multicall) && !listed(image.multicall_aliases))
+      throw unmaskable("blocked program '" + link + "' is a link on a host mount to '" + target +
+                       "' in the image, which does not provide it: masking it would block that "
+                       "program under every name");
+  }
 }
 
 void settle_image_masks(const std::vector<HostMount>& mounts, ExecMasks& image,

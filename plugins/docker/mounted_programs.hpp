@@ -7,6 +7,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "container_spec.hpp"
@@ -39,13 +40,20 @@ struct MountedPrograms {
   std::vector<std::string> masks;        ///< container paths of files in a mount, to mask
   std::vector<std::string> image_links;  ///< image paths that links in a mount lead to
   std::vector<std::string> notes;        ///< hard links that cannot be masked by name
+  /// Links in a mount (first) to an image file of another name (second): allowed only when that
+  /// file is a multi-call program that provides the name (check_foreign_links()).
+  std::vector<std::pair<std::string, std::string>> foreign_links;
 };
 
 /// Resolves each candidate (exec_candidates(): every PATH and system directory joined with each
-/// blocked name) through the mounts. A link in a mount to an image file of another name is
-/// refused (CRD1003): masking it would block that program under every name.
+/// blocked name) through the mounts.
 MountedPrograms mounted_programs(const std::vector<std::string>& candidates,
                                  const std::vector<HostMount>& mounts);
+
+/// Throws CRD1003 for a link in a mount to an image file of another name that is not one of the
+/// image's multi-call programs providing a blocked name (`image`): masking it would block that
+/// program under every name.
+void check_foreign_links(const MountedPrograms& mounted, const ExecMasks& image);
 
 /// Moves the image's masks that the mounts shadow (or that the image links into a mount) onto
 /// the mounts: `image` keeps only paths of the image itself; the mount files they reach join

@@ -3,6 +3,8 @@
 
 #include <cordon/capabilities.hpp>
 
+#include <algorithm>
+
 namespace cordon::docker {
 
 namespace {
@@ -43,6 +45,12 @@ std::string exec_line(const ContainerSpec& spec) {
   return out;
 }
 
+// cordon's own state, hidden whatever the policy grants.
+std::string own_state_line(const ContainerSpec& spec) {
+  if (spec.hidden.empty()) return "; cordon's own state is not in any mount";
+  return "; cordon's own state hidden by the same masks: " + list(spec.hidden);
+}
+
 std::string limit(const Plan& plan, std::string_view id, const ContainerSpec& spec) {
   const Limits& l = plan.policy.limits;
   if (id == cap::limit_memory && l.memory_mb)
@@ -68,14 +76,17 @@ std::string mechanism(const Plan& plan, std::string_view id, const ContainerSpec
   if (id == cap::fs_read_block)
     return std::to_string(spec.masked.size()) +
            " blocked path(s) inside a mount masked by an empty mode-000 bind; the others are not "
-           "mounted";
+           "mounted" +
+           own_state_line(spec);
   if (id == cap::fs_write_confine)
     return "read-only root; writable: " + writable_line(spec) +
            (spec.private_tmp ? "" : "; /tmp is the host's");
   if (id == cap::fs_exec_block) return exec_line(spec);
   if (id == cap::net_deny) return "NetworkMode none (only loopback)";
   if (id.rfind("limit.", 0) == 0 && id != cap::limit_timeout) return limit(plan, id, spec);
-  if (id == cap::limit_timeout) return "the container is killed at the deadline and removed";
+  if (id == cap::limit_timeout)
+    return "the waiter (pid 1) kills every process of the container at the deadline itself, and "
+           "cordon kills the container and removes it";
   if (id == cap::proc_isolate) return "a pid namespace of its own, with the daemon's init";
   if (id == cap::ipc_isolate) return "IpcMode private; a network namespace of its own";
   if (id == cap::env_grant)
@@ -98,6 +109,13 @@ std::vector<Enforcement> enforcement_report(const Plan& plan, const ContainerSpe
     out.push_back({r.id, mechanism(plan, r.id, spec, user, api)});
   // Not a capability of the policy's: cordon's denials hold for every run.
   if (!spec.seccomp.empty()) out.push_back({"sys.deny", "seccomp profile (" + spec.seccomp + ")"});
+  // cordon's own state is hidden for every run, blocked paths or not.
+  bool listed = std::any_of(out.begin(), out.end(), [](const Enforcement& e) {
+    return e.capability == cap::fs_read_block;
+  });
+  if (!listed && !spec.hidden.empty())
+    out.push_back({std::string(cap::fs_read_block),
+                   "cordon's own state hidden by an empty mode-000 bind: " + list(spec.hidden)});
   return out;
 }
 

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <array>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace cordon::docker {
 
@@ -61,11 +63,51 @@ std::optional<ExtraMount> parse_mount(std::string_view text) {
   return ExtraMount{parts[0], parts[1], parts.size() == 3 && parts[2] == "rw"};
 }
 
-bool is_root_user(std::string_view user) {
-  auto name = user.substr(0, user.find(':'));
-  if (name == "root") return true;
-  return !name.empty() && std::all_of(name.begin(), name.end(), [](char c) { return c == '0'; });
+// One side of a `user` setting: digits (a uid or gid) or a name the image resolves.
+bool digits(std::string_view part) {
+  return !part.empty() && part.size() <= 10 &&
+         std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
+
+bool name(std::string_view part) {
+  auto ok = [](char c, bool first) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' ||
+           (!first && ((c >= '0' && c <= '9') || c == '.' || c == '-'));
+  };
+  if (part.empty() || part.size() > 32) return false;
+  for (std::size_t i = 0; i < part.size(); ++i)
+    if (!ok(part[i], i == 0)) return false;
+  return true;
+}
+
+// `part` spells root: "0", "00", "root".
+bool is_root(std::string_view part) {
+  if (part == "root") return true;
+  return digits(part) && std::all_of(part.begin(), part.end(), [](char c) { return c == '0'; });
+}
+
+}  // namespace
+
+std::string user_problem(std::string_view user) {
+  auto colon = user.find(':');
+  std::vector<std::pair<std::string_view, const char*>> parts{{user.substr(0, colon), "uid"}};
+  if (colon != std::string_view::npos) parts.emplace_back(user.substr(colon + 1), "gid");
+  std::string saw = "saw '" + std::string(user) + "'";
+  for (auto [part, what] : parts) {
+    if (!digits(part) && !name(part))
+      return "must be 'uid', 'uid:gid', 'name' or 'name:group' (digits, or a name of letters, "
+             "digits, '_', '.' and '-'), " +
+             saw;
+    if (digits(part) && std::stoull(std::string(part)) > kMaxUserId)
+      return "must hold ids of at most " + std::to_string(kMaxUserId) + ", " + saw;
+    if (is_root(part))
+      return std::string("must not be root (") + what + " 0, " + saw +
+             "): the command never holds host privileges";
+  }
+  return {};
+}
+
+namespace {
 
 void check_string(std::string_view key, const boost::json::value& v, std::vector<Error>& errors) {
   if (!v.is_string()) {
@@ -78,9 +120,9 @@ void check_string(std::string_view key, const boost::json::value& v, std::vector
     errors.push_back(bad(key, "must be an absolute path", "for example '/var/run/docker.sock'"));
   if (key == "host" && !s.empty() && s.rfind("unix://", 0) != 0 && s.rfind("tcp://", 0) != 0)
     errors.push_back(bad(key, "must start with 'unix://' or 'tcp://'"));
-  if (key == "user" && is_root_user(s))
-    errors.push_back(bad(key, "must not be root: the command never holds host privileges",
-                         "give an unprivileged 'uid:gid' such as '65534:65534'"));
+  if (key == "user" && !s.empty())
+    if (auto problem = user_problem(s); !problem.empty())
+      errors.push_back(bad(key, problem, "give an unprivileged 'uid:gid' such as '65534:65534'"));
 }
 
 void check_value(std::string_view key, const boost::json::value& v, std::vector<Error>& errors) {

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace cordon::docker {
@@ -35,6 +36,15 @@ struct Settings {
 
 /// The most containers a pool may keep ahead.
 inline constexpr std::uint32_t kMaxPool = 32;
+
+/// The highest uid or gid a `user` setting may give ((uid_t)-1 means "no change" to the kernel).
+inline constexpr std::uint64_t kMaxUserId = 4294967294;
+
+/// Why `user` is not a valid `backends.docker.user` (empty when it is): each side digits or a
+/// name of letters, digits, '_', '.' and '-' (no sign, no space), and neither side root (0
+/// however many zeros, or "root"). A name the image maps to 0 is caught in the container by
+/// the waiter, which refuses to run anything as uid or gid 0. Pure.
+std::string user_problem(std::string_view user);
 
 /// Every problem of `table`, each a CRD2015 error naming `backends.docker.<key>`.
 std::vector<Error> validate_settings(const boost::json::object& table);

@@ -1,15 +1,6 @@
 // The embedded waiter: its bytes come in with the assembler's .incbin at build time.
 #include "waiter_blob.hpp"
 
-#include <cordon/error.hpp>
-
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
-#include <functional>
 #include <vector>
 
 asm(".section .rodata\n"
@@ -29,39 +20,8 @@ std::string_view waiter_program() {
           static_cast<std::size_t>(cordon_docker_waiter_end - cordon_docker_waiter_begin)};
 }
 
-std::string ensure_waiter(const std::filesystem::path& dir) {
-  auto bytes = waiter_program();
-  // The program is embedded: its hash (of ~700 KB) is the same for the life of the process.
-  static const std::string tag = [bytes] {
-    char hex[24];
-    std::snprintf(hex, sizeof hex, "%zx", std::hash<std::string_view>{}(bytes));
-    return std::string(hex);
-  }();
-  std::string path = (dir / ("docker-waiter-" + tag)).string();
-  struct stat st {};
-  if (::lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
-      static_cast<std::size_t>(st.st_size) == bytes.size())
-    return path;
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  std::string tmp = path + ".tmp" + std::to_string(::getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0555);
-  bool ok =
-      fd >= 0 && ::write(fd, bytes.data(), bytes.size()) == static_cast<ssize_t>(bytes.size());
-  if (fd >= 0) ::close(fd);
-  if (!ok || ::rename(tmp.c_str(), path.c_str()) != 0) {
-    int err = errno;
-    ::unlink(tmp.c_str());
-    throw Error(code::kIsolationFailed,
-                "cannot write cordon's waiter to '" + path + "': " + std::strerror(err));
-  }
-  return path;
-}
-
-std::string waiter_header(const std::string& nonce, bool stdin_follows,
-                          const std::vector<WaiterCheck>& checks,
-                          const std::vector<std::string>& argv) {
-  std::string out = nonce;
+std::string waiter_header(const WaiterInput& in) {
+  std::string out = in.nonce;
   auto put = [&out](std::uint32_t v) {
     for (int shift = 24; shift >= 0; shift -= 8) out += static_cast<char>((v >> shift) & 0xff);
   };
@@ -69,16 +29,17 @@ std::string waiter_header(const std::string& nonce, bool stdin_follows,
     put(static_cast<std::uint32_t>(v >> 32));
     put(static_cast<std::uint32_t>(v & 0xffffffffu));
   };
-  put(stdin_follows ? 1u : 0u);
-  put(static_cast<std::uint32_t>(checks.size()));
-  for (const auto& c : checks) {
+  put(in.stdin_follows ? 1u : 0u);
+  put64(in.deadline_ms);
+  put(static_cast<std::uint32_t>(in.checks.size()));
+  for (const auto& c : in.checks) {
     put(static_cast<std::uint32_t>(c.target.size()));
     out += c.target;
     put64(c.dev);
     put64(c.ino);
   }
-  put(static_cast<std::uint32_t>(argv.size()));
-  for (const auto& a : argv) {
+  put(static_cast<std::uint32_t>(in.argv.size()));
+  for (const auto& a : in.argv) {
     put(static_cast<std::uint32_t>(a.size()));
     out += a;
   }

@@ -41,16 +41,17 @@ std::string nearest_key(std::string_view key) {
   return best;
 }
 
-// An id setting: an integer in 1..4294967294. Returns the error text, or empty when valid.
+// An id setting: a JSON integer in 1..4294967294, however the parser stored it (a C++ caller may
+// hand over an unsigned 0). No string is accepted, so "+0", " 0" or "root" cannot spell root.
+// Returns the error text, or empty when valid.
 std::string check_id(const boost::json::value& value) {
   if (!value.is_int64() && !value.is_uint64()) return "must be an integer";
+  if (value.is_uint64() ? value.get_uint64() == 0 : value.get_int64() == 0)
+    return "must not be 0: the sandbox never runs as host root";
   if (value.is_uint64() && value.get_uint64() > static_cast<std::uint64_t>(kMaxId))
     return "must be at most " + std::to_string(kMaxId);
-  if (value.is_int64()) {
-    auto v = value.get_int64();
-    if (v == 0) return "must not be 0: the sandbox never runs as host root";
-    if (v < 0 || v > kMaxId) return "must be between 1 and " + std::to_string(kMaxId);
-  }
+  if (value.is_int64() && (value.get_int64() < 0 || value.get_int64() > kMaxId))
+    return "must be between 1 and " + std::to_string(kMaxId);
   return {};
 }
 

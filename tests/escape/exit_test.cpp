@@ -54,7 +54,10 @@ TEST_CASE("escape: a program that exists but cannot be executed gives 126",
 
 TEST_CASE("escape: a program that does not exist gives 127", "[escape][userns][exit][docker]") {
   Scratch s;
-  auto ok = run_plain(s, {"true"});
+  // On docker every program of the test image is its busybox, which provides su (blocked by
+  // confined()) and is masked with it: the program that exists is the probe there.
+  auto ok = run_plain(s, on_docker() ? std::vector<std::string>{probe("lifeprobe"), "exit", "0"}
+                                     : std::vector<std::string>{"true"});
   INFO(ok.describe());
   CHECK(ok.proc.status == 0);
   for (const auto& target : {s.ws() + "/no-such-program", std::string("no-such-program-cordon")}) {

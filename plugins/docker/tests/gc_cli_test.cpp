@@ -42,8 +42,9 @@ TEST_CASE("gc: a killed cordon's container is removed by 'cordon docker gc'", "[
   TempDir ws;
   auto config = write_config(ws);
   escape::SpawnOptions o;
-  o.argv = {CORDON_CLI,         "run", "--backend", "docker", "--config", config, "--workspace",
-            ws.path().string(), "--",  "sleep",     "60"};
+  o.argv = {CORDON_CLI, "run",          "--backend",   "docker",           "--config", config,
+            "--policy", cli_policy(ws), "--workspace", ws.path().string(), "--",       "sleep",
+            "60"};
   escape::Process cordon_run(o);
   std::string label = "cordon.pid=" + std::to_string(cordon_run.pid());
   std::string left;

@@ -20,6 +20,7 @@
 #include "mount_identity.hpp"
 #include "pool.hpp"
 #include "support.hpp"
+#include "verified_file.hpp"
 
 using cordon::testing::error_code_of;
 
@@ -34,8 +35,13 @@ namespace {
 SourceIdentity stat_of(const std::string& path) {
   struct stat st {};
   REQUIRE(::stat(path.c_str(), &st) == 0);
-  return {static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino),
-          S_ISDIR(st.st_mode), path};
+  return {static_cast<std::uint64_t>(st.st_dev),
+          static_cast<std::uint64_t>(st.st_ino),
+          S_ISDIR(st.st_mode),
+          path,
+          st.st_uid,
+          st.st_gid,
+          nullptr};
 }
 
 // What execute() makes for a run, up to the container: the spec, its body, the identities.
@@ -52,16 +58,22 @@ struct Prepared {
            const std::vector<ExtraMount>& extra, const std::string& state)
       : settings(parse_settings(test_settings())), plan(make_plan(policy, ws, std::move(argv))) {
     settings.mounts = extra;
-    std::tie(mask_file, mask_dir) = ensure_masks(state);
-    waiter = ensure_waiter(state);
+    PrivateDir dir = PrivateDir::create(state);
+    Masks masks = ensure_masks(dir);
+    SourceIdentity copy = ensure_waiter(dir);
+    mask_file = masks.file.host_path;
+    mask_dir = masks.dir.host_path;
+    waiter = copy.host_path;
+    identities = {{mask_file, masks.file}, {mask_dir, masks.dir}, {waiter, copy}};
     std::vector<std::string> notes;
-    auto writes = existing_write_paths(plan, notes);
+    identities.emplace(ws, source_identity({ws, "workspace"}));
+    auto writes = existing_write_paths(plan, notes, identities);
     mounts = host_mounts(plan, settings, writes);
-    identities = identify_sources(sources_to_identify(mounts, mask_file, mask_dir, waiter));
+    identify_sources(sources_to_identify(mounts, mask_file, mask_dir, waiter), identities);
     SpecInput in{plan,
                  settings,
                  "mountcheck",
-                 container_user(plan, settings),
+                 container_user(settings, identities.at(ws)),
                  {},
                  writes,
                  blocked_paths(plan),
@@ -70,7 +82,8 @@ struct Prepared {
                  owner_labels(),
                  {},
                  {},
-                 nullptr};
+                 nullptr,
+                 {}};
     spec = make_spec(in);
     body = waiter_body(spec.body, waiter, "mountcheck-" + new_run_id());
   }
@@ -91,7 +104,8 @@ struct Prepared {
 }  // namespace
 
 TEST_CASE("mount check: every bind of the container has an identity to check", "[unit]") {
-  TempDir ws, state, other;
+  TempDir ws, other;
+  OwnDir state;
   fs::create_directories(ws / "out");
   fs::create_directories(ws / "secret");
   fs::create_directories(other / "data");
@@ -125,7 +139,7 @@ TEST_CASE("mount check: every bind of the container has an identity to check", "
 
 TEST_CASE("mount check: more binds than the waiter reads are refused, never cut short", "[unit]") {
   boost::json::array binds;
-  SourceIdentities ids{{"/s", {1, 2, true, "/s"}}};
+  SourceIdentities ids{{"/s", {1, 2, true, "/s", 0, 0, nullptr}}};
   for (std::size_t i = 0; i <= kMaxWaiterChecks; ++i)
     binds.push_back(boost::json::object{
         {"Type", "bind"}, {"Source", "/s"}, {"Target", "/t" + std::to_string(i)}});
@@ -136,27 +150,44 @@ TEST_CASE("mount check: more binds than the waiter reads are refused, never cut 
   CHECK(mount_checks(body, ids).size() == kMaxWaiterChecks);
 }
 
-TEST_CASE("mount check: identities come from a symlink-free resolution", "[unit]") {
+TEST_CASE("mount check: a source is opened once without links and held, never made canonical",
+          "[unit]") {
   TempDir t;
   fs::create_directories(t / "real/dir");
   fs::create_symlink(t / "real", t / "link");
   auto real = stat_of(t / "real/dir");
-  auto id = source_identity({t / "real/dir", false});
+  auto id = source_identity({t / "real/dir", "workspace"});
   CHECK(id.dev == real.dev);
   CHECK(id.ino == real.ino);
   CHECK(id.directory);
-  // A configured path (the workspace, an operator mount) may go through a link of its own.
-  auto configured = source_identity({t / "link/dir", true});
-  CHECK(configured.ino == real.ino);
-  CHECK(configured.host_path == fs::canonical(t / "real/dir").string());
-  // A write path cordon made canonical that now goes through a link was swapped since.
-  CHECK(error_code_of([&] { source_identity({t / "link/dir", false}); }) == "CRD4004");
-  CHECK(error_code_of([&] { source_identity({t / "missing", true}); }) == "CRD1003");
+  CHECK(id.host_path == (t / "real/dir"));
+  // Through a link, whoever made it: refused naming the link, never resolved to its target.
+  try {
+    source_identity({t / "link/dir", "workspace"});
+    FAIL("a source through a symlink was identified");
+  } catch (const Error& e) {
+    CHECK(e.code() == "CRD4004");
+    CHECK(e.message() == "the workspace '" + (t / "link/dir") + "' passes through a symlink ('" +
+                             (t / "link") + "' -> '" + (t / "real") +
+                             "'): docker would mount whatever the link names when the container "
+                             "starts");
+  }
+  CHECK(error_code_of([&] { source_identity({t / "missing", "workspace"}); }) == "CRD1003");
+  CHECK_FALSE(existing_source_identity({t / "missing", "filesystem.write path"}));
+  // The descriptor is the object that was checked: renamed away and replaced by another
+  // directory, the held one is still the first (and its inode cannot be reused meanwhile).
+  REQUIRE(id.held);
+  fs::rename(t / "real/dir", t / "real/moved");
+  fs::create_directories(t / "real/dir");
+  struct stat held {};
+  REQUIRE(::fstat(id.held->fd(), &held) == 0);
+  CHECK(held.st_ino == real.ino);
+  CHECK(stat_of(t / "real/dir").ino != real.ino);
 }
 
 TEST_CASE("mount check: the waiter's failure statuses become refusals naming the mount", "[unit]") {
-  std::vector<MountCheck> checks{{{"/w", 1, 2}, "/w", {1, 2, true, "/host/w"}},
-                                 {{"/w/f", 3, 4}, "/m", {3, 4, false, "/host/m"}}};
+  std::vector<MountCheck> checks{{{"/w", 1, 2}, "/w", {1, 2, true, "/host/w", 0, 0, nullptr}},
+                                 {{"/w/f", 3, 4}, "/m", {3, 4, false, "/host/m", 0, 0, nullptr}}};
   auto mismatch = check_failure(kMountMismatch | 1, checks);
   REQUIRE(mismatch);
   CHECK(mismatch->code() == "CRD4004");
@@ -182,7 +213,8 @@ TEST_CASE("mount check: matching mounts run, a forged identity is refused before
   if (!docker_ready()) return;
   for (bool pooled : {false, true}) {
     INFO("pooled: " << pooled);
-    TempDir ws, state;
+    TempDir ws;
+    OwnDir state;
     fs::create_directories(ws / "out");
     ::chown((ws / "out").c_str(), 65534, 65534);
     auto policy = base_policy(ws.path().string());
@@ -240,7 +272,8 @@ TEST_CASE("mount check: matching mounts run, a forged identity is refused before
 
 TEST_CASE("mount check: a source swapped for a symlink after the check is refused", "[docker]") {
   if (!docker_ready()) return;
-  TempDir ws, state, tree;
+  TempDir ws, tree;
+  OwnDir state;
   // The operator mounts tree/dir/data; after cordon checked it, tree/dir becomes a link to
   // tree/evil, whose data the daemon (following links as root) would mount instead.
   fs::create_directories(tree / "dir/data");

@@ -67,14 +67,23 @@ TEST_CASE("mounted_programs: candidates resolve through the mounts and their lin
   auto su = mounted_programs(exec_candidates({"su"}, ws / "bin"), mounts);
   CHECK(su.masks.empty());
   CHECK(su.image_links == std::vector<std::string>{"/usr/bin/su"});
-  // A link to a program of another name cannot be masked: refused.
+  // A link to a program of another name: refused unless that program is a multi-call one that
+  // provides the name (masked in the image, so the link reaches its mask).
+  auto sudo = mounted_programs(exec_candidates({"sudo"}, ws / "bin"), mounts);
+  REQUIRE(sudo.foreign_links.size() == 1);
+  CHECK(sudo.foreign_links[0] ==
+        std::pair<std::string, std::string>{ws / "bin/sudo", "/bin/busybox"});
   try {
-    mounted_programs(exec_candidates({"sudo"}, ws / "bin"), mounts);
+    check_foreign_links(sudo, ExecMasks{});
     FAIL("a link to another program was accepted");
   } catch (const Error& e) {
     CHECK(e.code() == "CRD1003");
     CHECK(e.message().find("'" + ws / "bin/sudo" + "'") != std::string::npos);
   }
+  ExecMasks busybox;
+  busybox.multicall = {"/usr/bin/busybox"};
+  busybox.multicall_aliases = {"/bin/busybox"};
+  CHECK_NOTHROW(check_foreign_links(sudo, busybox));
 }
 
 TEST_CASE("mounted_programs: the image's masks that a mount shadows move to the mount", "[unit]") {
@@ -99,7 +108,7 @@ TEST_CASE("container_spec: no private tmpfs hides a granted mount, the report sa
   Settings s;
   s.image = "img";
   s.mounts = {{"/data", "/data/", false}};
-  SpecInput in{plan, s, "run1", "1000:1000", {}, {"/tmp"}, {}, "/m/f", "/m/d", {}, {}, {}, {}};
+  SpecInput in{plan, s, "run1", "1000:1000", {}, {"/tmp"}, {}, "/m/f", "/m/d", {}, {}, {}, {}, {}};
   auto spec = make_spec(in);
   const auto& hc = spec.body.at("HostConfig").as_object();
   CHECK_FALSE(hc.at("Tmpfs").as_object().contains("/tmp"));
@@ -137,7 +146,7 @@ TEST_CASE("container_spec: a mask at a mount's own target replaces the mount", "
   s.image = "img";
   s.mounts = {{"/host/tool", "/opt/tool", false}};
   SpecInput in{plan,   s,  "run1",        "1000:1000",   {}, {}, {}, "/m/f",
-               "/m/d", {}, {"/opt/tool"}, {"/opt/tool"}, {}};
+               "/m/d", {}, {"/opt/tool"}, {"/opt/tool"}, {}, {}};
   auto spec = make_spec(in);
   const auto& mounts = spec.body.at("HostConfig").as_object().at("Mounts").as_array();
   REQUIRE(mounts.size() == 2);  // the workspace, and one mask at /opt/tool
@@ -194,7 +203,8 @@ TEST_CASE("exec: a blocked program on a host mount cannot run or be read, its si
   CHECK(open.out.rfind("allowed-ran\nblocked-ran\n#!/bin/sh\n", 0) == 0);
 }
 
-TEST_CASE("exec: a blocked name on a mount that links to another program is refused", "[docker]") {
+TEST_CASE("exec: a blocked name on a mount that links to a program of another name is refused",
+          "[docker]") {
   if (!docker_ready()) return;
   TempDir ws;
   fs::create_directory(ws.path() / "bin");

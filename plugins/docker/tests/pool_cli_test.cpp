@@ -78,8 +78,9 @@ TEST_CASE("pool: 'cordon run' with pool = 2 makes only its own container and lea
                                       std::string(std::getenv("CORDON_TEST_DOCKER_SOCKET")) + "\"\n"
                                 : std::string());
   escape::SpawnOptions o;
-  o.argv = {CORDON_CLI,         "run", "--backend", "docker", "--config", config, "--workspace",
-            ws.path().string(), "--",  "/bin/sh",   "-c",     "echo ran"};
+  o.argv = {CORDON_CLI, "run",      "--backend",    "docker",      "--config",
+            config,     "--policy", cli_policy(ws), "--workspace", ws.path().string(),
+            "--",       "/bin/sh",  "-c",           "echo ran"};
   std::time_t since = std::time(nullptr);
   escape::Process cli(o);
   long pid = cli.pid();

@@ -3,7 +3,11 @@
 
 #include <boost/json/parse.hpp>
 
+#include <grp.h>
+#include <pwd.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -102,6 +106,14 @@ RunResult run_sh(const Policy& policy, const std::string& workspace, const std::
   return backend().run(make_plan(policy, workspace, {"/bin/sh", "-c", script}), sink);
 }
 
+std::string cli_policy(const cordon::testing::TempDir& dir) {
+  std::string file = dir / "cordon-test-policy.toml";
+  std::ofstream out(file);
+  out << "version = 1\n[policy]\nname = \"docker-tests\"\nextends = \"standard\"\n"
+         "[process]\nblocked_commands = [\"sudo\", \"doas\", \"pkexec\"]\n";
+  return file;
+}
+
 std::vector<std::string> our_containers() {
   std::string filter = R"({"label":["cordon.pid=)" + std::to_string(::getpid()) + R"("]})";
   Response r =
@@ -110,6 +122,58 @@ std::vector<std::string> our_containers() {
   auto parsed = boost::json::parse(r.body);
   for (const auto& c : parsed.as_array()) ids.emplace_back(c.as_object().at("Id").as_string());
   return ids;
+}
+
+std::optional<Attacker> attacker() {
+  std::string why;
+  const char* name = std::getenv("CORDON_TEST_USER");
+  passwd* pw = ::getpwnam(name && *name ? name : "cordon-test");
+  if (::geteuid() != 0)
+    why = "the attack needs cordon to run as root";
+  else if (pw == nullptr || pw->pw_uid == 0)
+    why = "no unprivileged test user (scripts/test-user)";
+  if (why.empty()) return Attacker{pw->pw_uid, pw->pw_gid};
+  const char* ci = std::getenv("CI");
+  if (ci && std::string(ci) == "true") FAIL("missing prerequisite: " << why);
+  WARN("skipped: " << why);
+  return std::nullopt;
+}
+
+namespace {
+
+// In a forked child: drops to `who` for good, or ends the child.
+void become(const Attacker& who) {
+  if (::setgroups(0, nullptr) != 0 || ::setgid(who.gid) != 0 || ::setuid(who.uid) != 0 ||
+      ::getuid() == 0)
+    ::_exit(126);
+}
+
+}  // namespace
+
+int as_attacker(const Attacker& who, const std::function<int()>& fn) {
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    become(who);
+    ::_exit(fn());
+  }
+  int status = 0;
+  if (pid < 0 || ::waitpid(pid, &status, 0) != pid) return -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+AttackerLoop::AttackerLoop(const Attacker& who, std::function<void()> fn) {
+  pid_ = ::fork();
+  if (pid_ == 0) {
+    become(who);
+    for (;;) fn();
+  }
+  REQUIRE(pid_ > 0);
+}
+
+AttackerLoop::~AttackerLoop() {
+  if (pid_ <= 0) return;
+  ::kill(pid_, SIGKILL);
+  ::waitpid(pid_, nullptr, 0);
 }
 
 }  // namespace cordon::docker::test

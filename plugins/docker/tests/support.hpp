@@ -11,8 +11,12 @@
 
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
 #include <filesystem>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,6 +31,12 @@ class TempDir : public cordon::testing::TempDir {
  public:
   explicit TempDir(const std::string& prefix = "cordon-dk-")
       : cordon::testing::TempDir(prefix, 65534, "/var/tmp") {}
+};
+
+/// A directory under /var/tmp of the tests' own user, as cordon's state directory must be.
+class OwnDir : public cordon::testing::TempDir {
+ public:
+  OwnDir() : cordon::testing::TempDir("cordon-dk-own-", ::geteuid(), "/var/tmp") {}
 };
 
 // The run's sink and file helpers shared by every backend's tests.
@@ -60,7 +70,39 @@ bool docker_ready();
 RunResult run_sh(const Policy& policy, const std::string& workspace, const std::string& script,
                  CaptureSink& sink);
 
+/// A policy file in `dir` for the CLI tests: the standard preset without `su` among the blocked
+/// commands. The test image's every program is its busybox, which provides su as an applet, and
+/// a multi-call program that provides a blocked applet is masked (nothing would run).
+std::string cli_policy(const cordon::testing::TempDir& dir);
+
 /// Ids of the containers labelled as made by this process.
 std::vector<std::string> our_containers();
+
+/// An unprivileged local user who attacks cordon (CORDON_TEST_USER, default cordon-test).
+struct Attacker {
+  uid_t uid = 0;
+  gid_t gid = 0;
+};
+
+/// The attacker when the tests run as root and the user exists; else nullopt with a WARN (a
+/// failure under CI=true).
+std::optional<Attacker> attacker();
+
+/// Runs `fn` in a child process as `who` (no supplementary groups) and returns its exit status
+/// (fn's return value; 128+n when killed by signal n).
+int as_attacker(const Attacker& who, const std::function<int()>& fn);
+
+/// A process of the attacker's running `fn` in a loop until this object goes away (then killed
+/// and reaped). For races: each call of `fn` is one try.
+class AttackerLoop {
+ public:
+  AttackerLoop(const Attacker& who, std::function<void()> fn);
+  ~AttackerLoop();
+  AttackerLoop(const AttackerLoop&) = delete;
+  AttackerLoop& operator=(const AttackerLoop&) = delete;
+
+ private:
+  pid_t pid_ = -1;
+};
 
 }  // namespace cordon::docker::test

@@ -1,0 +1,192 @@
+// A killed cordon leaves nothing running past its deadline: the waiter (pid 1) kills the command
+// at the deadline it was given, whoever is left to watch; and the containers of a dead cordon or
+// job supervisor (a zombie included) are found and removed by collect_garbage. Through the real
+// CLI and the real daemon, both ways.
+#include <boost/json/parse.hpp>
+
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "api.hpp"
+#include "container.hpp"
+#include "process.hpp"
+#include "support.hpp"
+
+using namespace cordon;
+using namespace cordon::docker;
+using namespace cordon::docker::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+Endpoint endpoint() {
+  const char* s = std::getenv("CORDON_TEST_DOCKER_SOCKET");
+  return resolve_endpoint(s && *s ? s : "", "");
+}
+
+// The run containers labelled cordon.pid=`pid` (not the image's scans), each with whether it
+// is running.
+std::vector<std::pair<std::string, bool>> containers_of(pid_t pid) {
+  std::string filter = R"({"label":["cordon.pid=)" + std::to_string(pid) + R"("]})";
+  Response r =
+      http_request(endpoint(), "GET", "/containers/json?all=1&filters=" + url_encode(filter));
+  std::vector<std::pair<std::string, bool>> out;
+  auto parsed = boost::json::parse(r.body);
+  for (const auto& c : parsed.as_array()) {
+    const auto& o = c.as_object();
+    std::string run(o.at("Labels").as_object().at("cordon.run").as_string());
+    if (run == "exec-probe" || run == "multicall-scan") continue;
+    out.emplace_back(std::string(o.at("Id").as_string()), o.at("State").as_string() == "running");
+  }
+  return out;
+}
+
+std::string write_config(const TempDir& dir) {
+  std::string file = dir / "config.toml";
+  std::ofstream out(file);
+  out << "[backends.docker]\nimage = \"" << test_image() << "\"\n";
+  if (const char* s = std::getenv("CORDON_TEST_DOCKER_SOCKET"); s && *s)
+    out << "socket = \"" << s << "\"\n";
+  return file;
+}
+
+// Starts `cordon run` of `script` with `timeout`, waits until its container runs, kills cordon
+// with SIGKILL and returns its pid and when it was started.
+std::pair<pid_t, Clock::time_point> run_and_kill(const TempDir& ws, const std::string& timeout,
+                                                 const std::string& script) {
+  auto config = write_config(ws);
+  escape::SpawnOptions o;
+  o.argv = {CORDON_CLI, "run",          "--backend", "docker", "--config",    config,
+            "--policy", cli_policy(ws), "--timeout", timeout,  "--workspace", ws.path().string(),
+            "--",       "/bin/sh",      "-c",        script};
+  auto started = Clock::now();
+  escape::Process cordon_run(o);
+  pid_t pid = cordon_run.pid();
+  bool running = false;
+  for (int i = 0; i < 100 && !running; ++i) {
+    std::this_thread::sleep_for(100ms);
+    auto mine = containers_of(pid);
+    running = !mine.empty() && mine.front().second;
+  }
+  REQUIRE(running);
+  std::this_thread::sleep_for(500ms);  // the waiter has its input: the command runs
+  ::kill(pid, SIGKILL);
+  CHECK(cordon_run.wait().signal == SIGKILL);
+  return {pid, started};
+}
+
+// Waits (at most `limit` after `from`) until no container of `pid` runs; how long after `from`.
+std::chrono::milliseconds stopped_after(pid_t pid, Clock::time_point from,
+                                        std::chrono::seconds limit) {
+  while (Clock::now() - from < limit) {
+    auto mine = containers_of(pid);
+    if (std::none_of(mine.begin(), mine.end(), [](const auto& c) { return c.second; })) break;
+    std::this_thread::sleep_for(200ms);
+  }
+  return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - from);
+}
+
+// `cordon docker gc`'s output.
+std::string collect(const TempDir& ws) {
+  escape::SpawnOptions gc;
+  gc.argv = {CORDON_CLI, "docker", "gc", "--config", write_config(ws)};
+  auto r = escape::run_process(gc);
+  return r.out + r.err;
+}
+
+}  // namespace
+
+TEST_CASE("lifetime: a container's creator is gone when its pid is dead, a zombie or reused",
+          "[unit][gc]") {
+  auto labels_of = [](pid_t pid) {
+    boost::json::object labels;
+    for (const auto& l : owner_labels())
+      labels[l.substr(0, l.find('='))] = l.substr(l.find('=') + 1);
+    labels["cordon.pid"] = std::to_string(pid);
+    return labels;
+  };
+  // This process: alive. Its labels with another start time: a reused pid.
+  CHECK_FALSE(owner_gone(labels_of(::getpid())));
+  auto reused = labels_of(::getpid());
+  reused["cordon.pid_start"] = "1";
+  CHECK(owner_gone(reused));
+  // A child killed as a supervisor would be, not reaped yet: a zombie, and gone. Its labels
+  // carry its own start time, as the supervisor's own containers would.
+  pid_t child = ::fork();
+  if (child == 0) {
+    ::pause();
+    ::_exit(0);
+  }
+  REQUIRE(child > 0);
+  std::this_thread::sleep_for(100ms);
+  auto live = labels_of(child);
+  live.erase("cordon.pid_start");
+  std::ifstream stat("/proc/" + std::to_string(child) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  std::istringstream fields(text.substr(text.rfind(')') + 2));
+  std::string field;
+  for (int i = 3; i <= 22 && fields >> field; ++i) {
+  }
+  live["cordon.pid_start"] = field;
+  CHECK_FALSE(owner_gone(live));  // both ways: alive, with its start time, is not gone
+  ::kill(child, SIGKILL);
+  std::this_thread::sleep_for(200ms);
+  CHECK(owner_gone(live));  // a zombie
+  ::waitpid(child, nullptr, 0);
+  CHECK(owner_gone(live));  // reaped
+  // Another host's container is never ours to judge.
+  auto elsewhere = live;
+  elsewhere["cordon.host"] = "another-host";
+  CHECK_FALSE(owner_gone(elsewhere));
+}
+
+TEST_CASE("lifetime: a cordon killed mid-run leaves nothing running past the deadline",
+          "[docker][gc][lifetime]") {
+  if (!docker_ready()) return;
+  TempDir ws;
+  // The command would tick for ten minutes; the timeout is 5 s and cordon is SIGKILLed at once.
+  auto [pid, started] =
+      run_and_kill(ws, "5s", "while :; do date +%s > " + (ws / "tick") + "; sleep 0.2; done");
+  // Generous: the deadline plus 10 s. The waiter ends the container at the deadline itself.
+  auto stopped = stopped_after(pid, started, 60s);
+  INFO("the container stopped " << stopped.count() << " ms after cordon started");
+  CHECK(stopped < 15s);
+  // The command is dead, not merely detached: its ticks stopped at the deadline.
+  struct stat before {};
+  REQUIRE(::stat((ws / "tick").c_str(), &before) == 0);
+  std::this_thread::sleep_for(1500ms);
+  struct stat after {};
+  REQUIRE(::stat((ws / "tick").c_str(), &after) == 0);
+  CHECK(after.st_mtim.tv_sec == before.st_mtim.tv_sec);
+  CHECK(after.st_mtim.tv_nsec == before.st_mtim.tv_nsec);
+  // The stopped container is the dead cordon's: collected.
+  REQUIRE(containers_of(pid).size() == 1);
+  auto gc = collect(ws);
+  INFO(gc);
+  CHECK(gc.find("removed container") != std::string::npos);
+  CHECK(containers_of(pid).empty());
+}
+
+TEST_CASE("lifetime: a command that ends before the deadline completes without cordon",
+          "[docker][gc][lifetime]") {
+  if (!docker_ready()) return;
+  TempDir ws;
+  // Both ways: the waiter kills at the deadline, not before it. cordon dies at about 1 s; the
+  // command finishes its work at about 3 s, well within its 20 s.
+  auto [pid, started] = run_and_kill(ws, "20s", "sleep 3; echo done > " + (ws / "done"));
+  auto stopped = stopped_after(pid, started, 60s);
+  INFO("the container stopped " << stopped.count() << " ms after cordon started");
+  CHECK(read_file(ws / "done") == "done\n");
+  CHECK(stopped < 15s);  // its pid 1 ended with the command, long before the deadline
+  collect(ws);
+  CHECK(containers_of(pid).empty());
+}

@@ -1,0 +1,100 @@
+// cordon's own state (Plan::protected_paths) is out of the command's reach whatever the policy
+// grants: inside a mount it is hidden by an empty mode-000 bind (and the report says so under
+// fs.read.block), a mount of or inside it is refused, and one that does not exist yet inside a
+// writable mount is noted. Both ways: what lies beside it is the command's as granted.
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "container_spec.hpp"
+#include "error_code.hpp"
+#include "support.hpp"
+
+using cordon::testing::error_code_of;
+
+using namespace cordon;
+using namespace cordon::docker;
+using namespace cordon::docker::test;
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string mechanism(const RunResult& r, const std::string& capability) {
+  for (const auto& e : r.report)
+    if (e.capability == capability) return e.mechanism;
+  return {};
+}
+
+}  // namespace
+
+TEST_CASE("own state: a mount of cordon's state, or inside it, is refused", "[unit]") {
+  std::vector<HostMount> mounts{{"/home/u/proj", "/home/u/proj", true, "workspace"}};
+  CHECK_NOTHROW(refuse_mounts_of_own_state(mounts, {"/home/u/.local/state/cordon"}));
+  CHECK_NOTHROW(refuse_mounts_of_own_state(mounts, {"/home/u/proj2"}));
+  CHECK(error_code_of([&] { refuse_mounts_of_own_state(mounts, {"/home/u/proj"}); }) == "CRD4004");
+  CHECK(error_code_of([&] { refuse_mounts_of_own_state(mounts, {"/home/u"}); }) == "CRD4004");
+  // Within a mount it is hidden instead (masks_for, as blocked paths are).
+  auto masks = masks_for(mounts, {{"/home/u/proj/.state", true, true}});
+  CHECK(masks == std::vector<std::pair<std::string, bool>>{{"/home/u/proj/.state", true}});
+}
+
+TEST_CASE("own state: cordon's state inside a writable mount is hidden from the command",
+          "[docker][own_state]") {
+  if (!docker_ready()) return;
+  TempDir ws;
+  fs::create_directories(ws / "jobs/j1");
+  for (const char* dir : {"jobs", "jobs/j1"}) ::chown((ws / dir).c_str(), 65534, 65534);
+  write_file(ws / "jobs/j1/policy.toml", "read = \"host\"\n");
+  write_file(ws / "mine.txt", "mine\n");
+  auto policy = base_policy(ws.path().string());
+  auto plan = make_plan(policy, ws.path().string(),
+                        {"/bin/sh", "-c",
+                         "cat mine.txt; cat jobs/j1/policy.toml || echo read-denied; "
+                         "ls jobs || echo list-denied; echo x > jobs/j1/policy.toml || "
+                         "echo write-denied; echo y > jobs/new || echo create-denied"});
+  plan.protected_paths = {ws / "jobs", "/var/tmp/cordon-no-such-state-dir"};
+  CaptureSink sink;
+  auto r = backend().run(plan, sink);
+  INFO(sink.err);
+  CHECK_FALSE(r.error);
+  CHECK(sink.out == "mine\nread-denied\nlist-denied\nwrite-denied\ncreate-denied\n");
+  CHECK(read_file(ws / "jobs/j1/policy.toml") == "read = \"host\"\n");
+  CHECK_FALSE(fs::exists(ws / "jobs/new"));
+  CHECK(mechanism(r, "fs.read.block") ==
+        "cordon's own state hidden by an empty mode-000 bind: " + (ws / "jobs"));
+  // Both ways: without it among the protected paths, the same directory is the command's.
+  plan.protected_paths.clear();
+  CaptureSink open;
+  auto granted = backend().run(plan, open);
+  CHECK_FALSE(granted.error);
+  CHECK(open.out == "mine\nread = \"host\"\nj1\n");
+  CHECK(read_file(ws / "jobs/new") == "y\n");
+}
+
+TEST_CASE("own state: a workspace in cordon's state is refused, a missing one is noted",
+          "[docker][own_state]") {
+  if (!docker_ready()) return;
+  TempDir ws;
+  fs::create_directories(ws / "inner");
+  ::chown((ws / "inner").c_str(), 65534, 65534);
+  auto plan = make_plan(base_policy(ws / "inner"), ws / "inner", {"true"});
+  plan.protected_paths = {ws.path()};
+  CaptureSink sink;
+  auto r = backend().run(plan, sink);
+  REQUIRE(r.error);
+  CHECK(r.error->code() == "CRD4004");
+  CHECK(r.error->message() == "the workspace '" + (ws / "inner") +
+                                  "' is inside cordon's own state '" + ws.path().string() +
+                                  "', which no command may reach");
+  // Not there yet, in the writable workspace: the command could make it, and the run says so.
+  plan.protected_paths = {ws / "inner/.cordon-state"};
+  CaptureSink noted;
+  auto n = backend().run(plan, noted);
+  CHECK_FALSE(n.error);
+  CHECK(std::count(n.notes.begin(), n.notes.end(),
+                   "cordon's own state '" + (ws / "inner/.cordon-state") +
+                       "' does not exist yet and lies in the writable mount '" + (ws / "inner") +
+                       "': the command could make it") == 1);
+}

@@ -119,6 +119,27 @@ TEST_CASE("command: a JSON request with untrusted arguments", "[command][cli]") 
   CHECK(json::parse(garbage.out).at("error").at("code").as_string() == "CRD4006");
 }
 
+TEST_CASE("command: after a literal '--' an untrusted value reaches the program as an operand",
+          "[command][cli]") {
+  Scratch s;
+  auto policy = policy_with_shell(s, "off");
+  if (!landlock_usable(policy)) return;
+  std::ofstream(s / "notes.txt") << "use -e to give a pattern\n";
+  auto request = [&](const std::string& argv) {
+    std::string file = (s / "grep.json").string();
+    std::ofstream(file) << R"({"argv": )" << argv << R"(, "policy": ")" << policy
+                        << R"(", "workspace": ")" << s.dir.string() << R"("})";
+    return cordon({"run", "--request", file, "--json"});
+  };
+  auto found = request(R"(["grep", "-n", "--", {"untrusted": "-e"}, "notes.txt"])");
+  INFO("stderr: " << found.err << "\nstdout: " << found.out);
+  CHECK(found.status == 0);
+  CHECK(json::parse(found.out).at("stdout").as_string() == "1:use -e to give a pattern\n");
+  auto refused = request(R"(["grep", "-n", {"untrusted": "-e"}, "notes.txt"])");
+  CHECK(refused.status == 125);
+  CHECK(json::parse(refused.out).at("error").at("code").as_string() == "CRD4002");
+}
+
 TEST_CASE("command: an inline policy in a request", "[command][cli]") {
   Scratch s;
   auto probe_policy = policy_with_shell(s, "off");

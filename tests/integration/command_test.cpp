@@ -140,6 +140,22 @@ TEST_CASE("command: after a literal '--' an untrusted value reaches the program 
   CHECK(json::parse(refused.out).at("error").at("code").as_string() == "CRD4002");
 }
 
+TEST_CASE("command: a leading assignment is refused under shell = off, and runs in a shell",
+          "[command][cli]") {
+  Scratch s;
+  auto off = policy_with_shell(s, "off");
+  auto refused = cordon(run_args(s, off, {"--command", "CI_MARK=set printenv CI_MARK"}));
+  CHECK(refused.status == 125);
+  CHECK(refused.err.find("CRD4001") != std::string::npos);
+  CHECK(refused.err.find("variable assignment 'CI_MARK=...'") != std::string::npos);
+  auto sandboxed = policy_with_shell(s, "sandboxed");
+  if (!landlock_usable(sandboxed)) return;
+  auto ran = cordon(run_args(s, sandboxed, {"--command", "CI_MARK=set printenv CI_MARK"}));
+  INFO(ran.err);
+  CHECK(ran.status == 0);
+  CHECK(ran.out == "set\n");
+}
+
 TEST_CASE("command: an inline policy in a request", "[command][cli]") {
   Scratch s;
   auto probe_policy = policy_with_shell(s, "off");

@@ -110,7 +110,7 @@ void register_explain(CLI::App& app) {
   auto args = std::make_shared<ExplainArgs>();
   auto* verb = app.add_subcommand(
       "explain", "show which backend would run a policy and why, without running anything");
-  verb->add_option("--policy", args->policy, "policy file (default: preset 'standard')");
+  verb->add_option("--policy", args->policy, "policy file or preset name (default: standard)");
   verb->add_option("--backend", args->backend, "explain this backend only");
   verb->add_option("--workspace", args->workspace, "workspace for path expansion (default: .)");
   verb->add_option("--timeout", args->timeout, "replace limits.timeout, as `cordon run` would");

@@ -1,12 +1,12 @@
 // `cordon policy check|show|requirements|schema`: explain a policy without running anything.
 #include <cordon/policy_io.hpp>
+#include <cordon/policy_loader.hpp>
 #include <cordon/requirements.hpp>
 
 #include <boost/json.hpp>
 
 #include <iostream>
 
-#include "policy_arg.hpp"
 #include "runtime_options.hpp"
 #include "verbs.hpp"
 
@@ -21,7 +21,7 @@ int check(const std::vector<std::string>& files) {
   int status = 0;
   for (const auto& f : files) {
     try {
-      load_policy_arg(f);
+      load_policy(f);
       std::cout << f << ": ok\n";
     } catch (const ErrorList& e) {
       print_errors(e.errors());
@@ -34,7 +34,7 @@ int check(const std::vector<std::string>& files) {
 }
 
 int show(const std::string& file, const std::string& format) {
-  Policy p = load_policy_arg(file);
+  Policy p = load_policy(file);
   if (format == "toml")
     std::cout << to_toml(p);
   else if (format == "yaml")
@@ -45,7 +45,7 @@ int show(const std::string& file, const std::string& format) {
 }
 
 int requirements(const std::string& file, bool json) {
-  auto reqs = derive_requirements(load_policy_arg(file));
+  auto reqs = derive_requirements(load_policy(file));
   if (json) {
     boost::json::array out;
     for (const auto& r : reqs) out.push_back({{"capability", r.id}, {"clause", r.clause}});

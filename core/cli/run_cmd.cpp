@@ -86,7 +86,8 @@ void register_run(CLI::App& app) {
   auto* run =
       app.add_subcommand("run", "run a command under a policy, on a backend that proves it");
   auto& in = args->input;
-  run->add_option("--policy", in.policy, "policy file, TOML or YAML (default: preset 'standard')");
+  run->add_option("--policy", in.policy,
+                  "policy file (TOML or YAML) or preset name (default: standard)");
   run->add_option("--backend", in.backend, "run on this backend or refuse (default: dispatch)");
   run->add_option("--workspace", in.workspace, "directory the command runs in (default: .)");
   run->add_option("--timeout", in.timeout, "replace limits.timeout, e.g. 90s, 5m");

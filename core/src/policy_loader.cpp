@@ -52,4 +52,13 @@ Policy load_preset(const std::string& name) {
   return as_error_list([&] { return resolve(detail::document_from_preset(name)); });
 }
 
+bool names_policy_file(std::string_view ref) {
+  return ref.find('/') != std::string_view::npos || ref.ends_with(".toml") ||
+         ref.ends_with(".yaml") || ref.ends_with(".yml");
+}
+
+Policy load_policy(const std::string& ref) {
+  return names_policy_file(ref) ? load_policy_file(ref) : load_preset(ref);
+}
+
 }  // namespace cordon

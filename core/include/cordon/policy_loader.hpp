@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <string>
+#include <string_view>
 
 namespace cordon {
 
@@ -28,6 +29,15 @@ CORDON_API Policy load_policy_text(const std::string& text, const std::string& n
 
 /// Loads a shipped preset by name ("standard"). Throws ErrorList (CRD2007) for an unknown one.
 CORDON_API Policy load_preset(const std::string& name);
+
+/// True when `ref` names a policy file: it contains '/' or ends in .toml, .yaml or .yml (the
+/// rule of `extends`). Anything else names a shipped preset.
+CORDON_API bool names_policy_file(std::string_view ref);
+
+/// Loads the policy `ref` names wherever a policy is given (--policy, a request's "policy",
+/// `policy check`): a file by names_policy_file(), else a shipped preset. Throws ErrorList; an
+/// unknown preset is CRD2007 listing the presets.
+CORDON_API Policy load_policy(const std::string& ref);
 
 /// What `{workspace}` and `~` stand for when paths are expanded.
 struct PathContext {

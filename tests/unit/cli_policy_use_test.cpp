@@ -1,0 +1,100 @@
+// What a new user of the `cordon` command meets first: preset names wherever a policy goes, a
+// timeout that only tightens, shell syntax named as such, `policy check` warnings, and the
+// advisory blocked_imports. Runs the real binary with the fixture backend (executes nothing).
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <boost/json/parse.hpp>
+#include <filesystem>
+#include <fstream>
+
+#include "runtime_test_support.hpp"
+
+using cordon::test::capture;
+using cordon::test::fixture_dir;
+using cordon::test::has;
+
+namespace {
+
+const std::string kCli = CORDON_CLI;
+
+std::string good() { return " --plugin-dir '" + fixture_dir("good").string() + "' "; }
+
+// A scratch directory with files in it, removed at the end.
+struct Dir {
+  std::filesystem::path path;
+  Dir() {
+    char tmpl[] = "/tmp/cordon-cli-use-XXXXXX";
+    path = ::mkdtemp(tmpl);
+  }
+  ~Dir() { std::filesystem::remove_all(path); }
+  std::string write(const std::string& name, const std::string& text) const {
+    std::ofstream(path / name) << text;
+    return (path / name).string();
+  }
+};
+
+bool reports(const std::string& json, const std::string& capability) {
+  const auto result = boost::json::parse(json);
+  for (const auto& e : result.at("report").as_array())
+    if (e.at("capability").as_string() == capability) return true;
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("cli policy use: a preset name is accepted wherever a policy goes",
+          "[cli][policy][refs]") {
+  auto run = capture(kCli + " run --json --backend good --policy strict" + good() + "-- hi");
+  REQUIRE(run.status == 0);
+  CHECK(reports(run.out, "proc.no_subprocess"));  // strict's, which standard does not ask
+  auto request = capture(
+      "echo '{\"argv\": [\"hi\"], \"policy\": \"strict\", \"backend\": "
+      "\"good\"}' | " +
+      kCli + " run --json --request -" + good());
+  REQUIRE(request.status == 0);
+  CHECK(reports(request.out, "proc.no_subprocess"));
+  auto explain = capture(kCli + " explain --json --backend good --policy strict" + good());
+  CHECK(explain.status == 0);
+  CHECK(boost::json::parse(explain.out).at("policy").as_string() == "strict");
+  Dir dir;
+  dir.write("a.txt", "x");
+  auto fs = capture(kCli + " fs list --policy strict --workspace " + dir.path.string() + " .");
+  CHECK(fs.status == 0);
+  CHECK(has(fs.out, "a.txt"));
+  auto job = capture(kCli + " job start --state-dir " + dir.path.string() +
+                     "/jobs --backend good --policy strict" + good() + "-- hi");
+  REQUIRE(job.status == 0);
+  std::string id = job.out.substr(0, job.out.find('\n'));
+  auto waited = capture(kCli + " job wait " + id + " --state-dir " + dir.path.string() + "/jobs");
+  CHECK(waited.status == 0);
+  CHECK(capture(kCli + " policy check strict").status == 0);
+}
+
+TEST_CASE("cli policy use: an unknown preset name is CRD2007 with the presets, in every verb",
+          "[cli][policy][refs]") {
+  for (std::string verb :
+       {"run --policy strcit -- true", "explain --policy strcit",
+        "job start --policy strcit -- true", "fs list --policy strcit .", "policy check strcit"}) {
+    INFO(verb);
+    auto r = capture(kCli + " " + verb + " 2>&1");
+    CHECK(r.status != 0);
+    CHECK(has(r.out, "error[CRD2007]: unknown preset 'strcit' (did you mean 'strict'?)"));
+    CHECK(has(r.out, "hint: presets: minimal, standard, generous, strict, permissive"));
+  }
+  auto request = capture("echo '{\"argv\": [\"hi\"], \"policy\": \"strcit\"}' | " + kCli +
+                         " run --json --request -");
+  CHECK(request.status == 125);
+  CHECK(boost::json::parse(request.out).at("error").at("code").as_string() == "CRD2007");
+}
+
+TEST_CASE("cli policy use: a leading assignment under shell = off is CRD4001", "[cli][shell]") {
+  auto r = capture(kCli + " run --backend good" + good() + "--command 'FOO=1 env' 2>&1");
+  CHECK(r.status == 125);
+  CHECK(has(r.out, "error[CRD4001]: command string starts with the variable assignment 'FOO=...'"));
+  CHECK(has(r.out, "env.set"));
+  auto ok = capture(kCli + " run --backend good" + good() + "--command 'env FOO=1 printenv'");
+  CHECK(ok.status == 0);
+  CHECK(has(ok.out, "argv: env FOO=1 printenv"));
+}

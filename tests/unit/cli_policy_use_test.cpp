@@ -89,6 +89,35 @@ TEST_CASE("cli policy use: an unknown preset name is CRD2007 with the presets, i
   CHECK(boost::json::parse(request.out).at("error").at("code").as_string() == "CRD2007");
 }
 
+TEST_CASE("cli policy use: a timeout shortens the policy's, a longer one is refused",
+          "[cli][timeout]") {
+  const std::string strict = " --backend good --policy strict" + good();
+  auto shorter = capture(kCli + " run --timeout 10s" + strict + "-- hi");
+  CHECK(shorter.status == 0);
+  CHECK(has(shorter.out, "deadline: yes"));
+  auto longer = capture(kCli + " run --timeout 40s" + strict + "-- hi 2>&1");
+  CHECK(longer.status == 125);
+  CHECK(has(longer.out,
+            "error[CRD4007]: --timeout '40s' is longer than limits.timeout (30s) of "
+            "policy 'strict'"));
+  CHECK_FALSE(has(longer.out, "argv: hi"));
+  auto req = [&](const std::string& timeout) {
+    return capture(
+        "echo '{\"argv\": [\"hi\"], \"policy\": \"strict\", \"backend\": \"good\", "
+        "\"timeout\": \"" +
+        timeout + "\"}' | " + kCli + " run --json --request -" + good());
+  };
+  CHECK(req("10s").status == 0);
+  auto refused = req("40s");
+  CHECK(refused.status == 125);
+  auto error = boost::json::parse(refused.out).at("error");
+  CHECK(error.at("code").as_string() == "CRD4006");
+  CHECK(has(std::string(error.at("message").as_string()), "request /timeout '40s' is longer"));
+  auto explain = capture(kCli + " explain --timeout 40s" + strict + "2>&1");
+  CHECK(explain.status == 125);
+  CHECK(has(explain.out, "error[CRD4007]"));
+}
+
 TEST_CASE("cli policy use: a leading assignment under shell = off is CRD4001", "[cli][shell]") {
   auto r = capture(kCli + " run --backend good" + good() + "--command 'FOO=1 env' 2>&1");
   CHECK(r.status == 125);

@@ -191,3 +191,21 @@ TEST_CASE("runner: every derived policy is refused on none (writes are always co
   CHECK(has(refused.result.error->message(), "fs.write.confine"));
   CHECK(out.out.empty());
 }
+
+TEST_CASE("runner: the caller's timeout shortens the policy's, a longer one is refused",
+          "[runner][plugin][timeout]") {
+  Registry r(isolated({fixture_dir("good")}));
+  auto inv = invocation({"x"}, "good");
+  inv.policy = load_preset("strict");  // limits.timeout = 30s
+  inv.timeout = std::chrono::seconds(40);
+  Collect out;
+  auto o = run_invocation(r, inv, out);
+  REQUIRE(o.result.error);
+  CHECK(o.result.error->code() == "CRD4007");
+  CHECK(has(o.result.error->message(), "'40s' is longer than limits.timeout (30s)"));
+  CHECK(out.out.empty());  // nothing ran
+  inv.timeout = std::chrono::seconds(10);
+  o = run_invocation(r, inv, out);
+  CHECK_FALSE(o.result.error);
+  CHECK(has(out.out, "deadline: yes\n"));
+}

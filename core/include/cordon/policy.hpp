@@ -121,4 +121,11 @@ CORDON_API std::optional<Duration> parse_duration(const std::string& text);
 /// The shortest exact rendering of a duration ("90s", "5m", "250ms").
 CORDON_API std::string format_duration(Duration d);
 
+/// A caller's timeout (a request's, `--timeout`, Invocation::timeout) tightens the policy's
+/// limits.timeout, never loosens it: the error (`code`, naming `source`) that refuses `asked`
+/// when it is longer than the policy's, else nullopt (also when the policy sets none). Pure.
+CORDON_API std::optional<Error> timeout_loosening(const Policy& policy, Duration asked,
+                                                  const std::string& source,
+                                                  const char* code = code::kBadArgument);
+
 }  // namespace cordon

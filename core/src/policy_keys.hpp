@@ -25,8 +25,8 @@ const std::vector<ShellAlias>& shell_aliases();
 /// What a key holds; decides its checks and its JSON Schema.
 enum class ValueKind {
   version,   ///< the format version, 1
-  count,     ///< a positive integer within [min, max]
-  duration,  ///< "250ms" | "90s" | "5m" | "1h" | integer seconds
+  count,     ///< a positive integer within [min, max], or "unlimited"
+  duration,  ///< "250ms" | "90s" | "5m" | "1h" | integer seconds, or "unlimited"
   boolean,
   text,           ///< a non-empty string
   home,           ///< private | host
@@ -79,6 +79,8 @@ class Decoder {
  public:
   explicit Decoder(Diagnostics& diag) : diag_(diag) {}
 
+  /// True for the string "unlimited", which every limit key takes.
+  static bool unlimited(const Node& n);
   std::optional<std::uint64_t> count(const Node& n, const KeySpec& spec);
   std::optional<Duration> duration(const Node& n, const KeySpec& spec);
   std::optional<bool> boolean(const Node& n, const KeySpec& spec);

@@ -91,16 +91,21 @@ void Decoder::version(const Node& n, const KeySpec& spec) {
               n.mark, "write version = 1, or use a cordon that reads this version");
 }
 
+bool Decoder::unlimited(const Node& n) {
+  return n.type == NodeType::string && n.text == "unlimited";
+}
+
 std::optional<std::uint64_t> Decoder::count(const Node& n, const KeySpec& spec) {
   if (n.type != NodeType::integer) {
-    wrong_type(n, spec.dotted(), "an integer");
+    wrong_type(n, spec.dotted(), "an integer or \"unlimited\"");
     return std::nullopt;
   }
   if (n.integer < spec.min) {
     bad_value(n,
               quote(spec.dotted()) + " must be at least " + std::to_string(spec.min) + ", saw " +
                   std::to_string(n.integer),
-              "leave the key out to ask for no limit");
+              "write \"unlimited\" to ask for no limit (leaving the key out keeps what the "
+              "policy extends)");
     return std::nullopt;
   }
   if (n.integer > spec.max) {
@@ -113,8 +118,8 @@ std::optional<std::uint64_t> Decoder::count(const Node& n, const KeySpec& spec) 
 
 std::optional<Duration> Decoder::duration(const Node& n, const KeySpec& spec) {
   constexpr std::string_view kHint =
-      "write a positive whole number followed by ms, s, m or h (\"90s\", \"5m\") or a number of "
-      "seconds";
+      "write a positive whole number followed by ms, s, m or h (\"90s\", \"5m\"), a number of "
+      "seconds, or \"unlimited\"";
   if (n.type == NodeType::integer) {
     if (n.integer > 0 && n.integer <= std::numeric_limits<std::int64_t>::max() / 1000)
       return Duration(n.integer * 1000);
@@ -123,7 +128,7 @@ std::optional<Duration> Decoder::duration(const Node& n, const KeySpec& spec) {
     return std::nullopt;
   }
   if (n.type != NodeType::string) {
-    wrong_type(n, spec.dotted(), "a duration such as \"90s\"");
+    wrong_type(n, spec.dotted(), "a duration such as \"90s\", or \"unlimited\"");
     return std::nullopt;
   }
   if (auto d = parse_duration(n.text)) return d;

@@ -97,6 +97,50 @@ TEST_CASE("dispatch: unnamed refusal says why each candidate was passed over", "
         "  docker: unusable: plugin 'x' is old [CRD3003]");
 }
 
+TEST_CASE("dispatch: short of limits alone, the refusal shows the policy that drops them",
+          "[dispatch][limits]") {
+  DispatchRequest req{reqs(), std::nullopt, {}, "standard"};
+  auto d = decide(req, {probed("landlock", {"env.grant", "net.deny"})}, {});
+  REQUIRE(d.refusal);
+  CHECK(d.refusal->code() == "CRD1001");
+  CHECK(d.refusal->hint() ==
+        "backend 'landlock' proves everything else; to run without the limit, write this to a "
+        ".toml file and pass it with --policy:\n"
+        "      version = 1\n"
+        "      [policy]\n"
+        "      extends = \"standard\"\n"
+        "      [limits]\n"
+        "      memory_mb = \"unlimited\"\n"
+        "    or keep the limit: on a cgroup v2 host, run cordon in a delegated scope that it may "
+        "divide (systemd-run --user --scope -p Delegate=yes cordon run ...)");
+  // Named, the same; a policy of the user's own gets the line to add to it.
+  req.named = "landlock";
+  req.policy_name = "mine";
+  d = decide(req, {probed("landlock", {"env.grant", "net.deny"})}, {});
+  REQUIRE(d.refusal);
+  CHECK(d.refusal->hint().rfind(
+            "backend 'landlock' proves everything else; to run without the limit, write in the "
+            "policy's [limits]:\n      memory_mb = \"unlimited\"\n",
+            0) == 0);
+  // Anything else missing too: dropping limits would not help, so no such hint.
+  d = decide(req, {probed("landlock", {"env.grant"})}, {});
+  REQUIRE(d.refusal);
+  CHECK(d.refusal->hint() ==
+        "cordon explain without --backend shows whether another backend proves them; otherwise "
+        "relax the policy");
+  // A limit no cgroup gives: no word of delegation.
+  DispatchRequest files{
+      {{"limit.files", "limits.max_open_files = 64"}}, std::nullopt, {}, "minimal"};
+  ProbeResult none;
+  none.available = true;
+  none.proofs.push_back({"limit.files", false, "no"});
+  d = decide(files, {Candidate{"landlock", true, std::nullopt, none}}, {});
+  REQUIRE(d.refusal);
+  CHECK(d.refusal->hint().find("max_open_files = \"unlimited\"") != std::string::npos);
+  CHECK(d.refusal->hint().find("extends = \"minimal\"") != std::string::npos);
+  CHECK(d.refusal->hint().find("systemd-run") == std::string::npos);
+}
+
 TEST_CASE("dispatch: a named backend must prove everything or is refused", "[dispatch]") {
   DispatchRequest req{reqs(), std::string("landlock"), {"docker"}, "standard"};
   SECTION("satisfied") {

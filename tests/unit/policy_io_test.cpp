@@ -99,8 +99,11 @@ TEST_CASE("policy_io: the schema names every key of every section", "[policy][io
   const auto& props = schema.at("properties");
   CHECK(props.at("version").at("const") == 1);
   CHECK(props.at("limits").at("additionalProperties") == false);
-  CHECK(props.at("limits").at("properties").at("memory_mb").at("minimum") == 1);
-  CHECK(props.at("limits").at("properties").at("cpu_percent").at("maximum") == 10000);
+  const auto& memory = props.at("limits").at("properties").at("memory_mb").at("anyOf");
+  CHECK(memory.at(0).at("minimum") == 1);
+  CHECK(memory.at(1).at("const") == "unlimited");
+  CHECK(props.at("limits").at("properties").at("cpu_percent").at("anyOf").at(0).at("maximum") ==
+        10000);
   CHECK(props.at("network").at("properties").at("connect_ports").at("items").at("maximum") ==
         65535);
   CHECK(props.at("filesystem").at("properties").at("home").at("enum").as_array().size() == 2);

@@ -10,6 +10,30 @@ namespace cordon {
 
 namespace {
 
+// The local backends cordon tries by default, and the one system each exists for (null: any).
+// Only this system's are candidates; another system's is named as such when asked for.
+struct DefaultBackend {
+  const char* name;
+  const char* system;
+};
+constexpr DefaultBackend kDefaultBackends[] = {
+    {"landlock", "Linux"}, {"seatbelt", "macOS"}, {"docker", nullptr}};
+
+#if defined(__linux__)
+constexpr const char* kThisSystem = "Linux";
+#elif defined(__APPLE__)
+constexpr const char* kThisSystem = "macOS";
+#else
+constexpr const char* kThisSystem = "";
+#endif
+
+// The other system `name` is a backend for, or nullptr.
+const char* other_system(const std::string& name) {
+  for (const auto& d : kDefaultBackends)
+    if (name == d.name && d.system && std::string_view(d.system) != kThisSystem) return d.system;
+  return nullptr;
+}
+
 bool contains(const std::vector<std::string>& list, const std::string& name) {
   return std::find(list.begin(), list.end(), name) != list.end();
 }
@@ -42,10 +66,12 @@ std::string plural(std::size_t n, const char* word) {
 }
 
 Error unknown_backend(const std::string& name, const std::vector<std::string>& known) {
+  const char* system = other_system(name);
   return Error(
       code::kUnknownBackend,
       "no backend named '" + name + "' (known: " + (known.empty() ? "none" : join(known)) + ")",
-      "cordon backends lists every backend found and where it searched");
+      system ? "'" + name + "' is a backend for " + system + " only"
+             : "cordon backends lists every backend found and where it searched");
 }
 
 // The key of [limits] that asked for a limit requirement: "limits.memory_mb = 512" names
@@ -105,7 +131,8 @@ Error refuse_named(const DispatchRequest& req, const Verdict& v, const Candidate
                "backend '" + v.name + "' cannot prove " + plural(v.unproven.size(), "requirement") +
                    of_policy(req) + ":" + shortfall_lines(v, "  "),
                drop_limits_hint(req, v).value_or(
-                   "cordon explain shows which backend proves them; otherwise relax the policy"));
+                   "cordon explain without --backend shows whether another backend proves them; "
+                   "otherwise relax the policy"));
 }
 
 Error refuse_unnamed(const DispatchRequest& req, const std::vector<Verdict>& passed) {
@@ -123,7 +150,12 @@ Error refuse_unnamed(const DispatchRequest& req, const std::vector<Verdict>& pas
 }  // namespace
 
 const std::vector<std::string>& default_local_backends() {
-  static const std::vector<std::string> order = {"landlock", "seatbelt", "docker"};
+  static const std::vector<std::string> order = [] {
+    std::vector<std::string> out;
+    for (const auto& d : kDefaultBackends)
+      if (!d.system || std::string_view(d.system) == kThisSystem) out.emplace_back(d.name);
+    return out;
+  }();
   return order;
 }
 
@@ -150,7 +182,9 @@ CandidateOrder dispatch_order(const DispatchRequest& req) {
 
 Verdict judge(const Requirements& requirements, const Candidate& c) {
   Verdict v{c.name, false, {}, {}};
-  if (!c.installed) {
+  if (!c.installed && other_system(c.name)) {
+    v.reason = std::string("a backend for ") + other_system(c.name) + " only, not for this system";
+  } else if (!c.installed) {
     v.reason = "not installed (no cordon-backend-" + c.name + ".so on the plugin path)";
   } else if (c.error) {
     v.reason = "unusable: " + std::string(c.error->what()) + " [" + c.error->code() + "]";

@@ -127,3 +127,13 @@ TEST_CASE("cli policy use: a leading assignment under shell = off is CRD4001", "
   CHECK(ok.status == 0);
   CHECK(has(ok.out, "argv: env FOO=1 printenv"));
 }
+
+TEST_CASE("cli policy use: a refused named backend's hint does not point at explain itself",
+          "[cli][explain]") {
+  auto r = capture(kCli + " explain --backend none 2>&1");
+  CHECK(r.status == 125);
+  CHECK(has(r.out, "error[CRD1001]: backend 'none' cannot prove"));
+  CHECK(has(r.out, "hint: cordon explain without --backend shows whether another backend"));
+  auto candidates = capture(kCli + " explain 2>&1");
+  CHECK_FALSE(has(candidates.out, "seatbelt"));  // a macOS backend: no candidate on Linux
+}

@@ -21,8 +21,13 @@ int check(const std::vector<std::string>& files) {
   int status = 0;
   for (const auto& f : files) {
     try {
-      load_policy(f);
-      std::cout << f << ": ok\n";
+      auto warnings = policy_warnings(load_policy(f));
+      for (const auto& w : warnings) std::cerr << as_warning(w) << "\n";
+      std::cout << f << ": ok";
+      if (!warnings.empty())
+        std::cout << " (" << warnings.size() << " warning" << (warnings.size() == 1 ? "" : "s")
+                  << ")";
+      std::cout << "\n";
     } catch (const ErrorList& e) {
       print_errors(e.errors());
       std::cerr << f << ": " << e.errors().size() << " error" << (e.errors().size() == 1 ? "" : "s")

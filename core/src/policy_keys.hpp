@@ -110,8 +110,11 @@ class Decoder {
 void decode_tree(const Node& root, Policy& policy, Diagnostics& diag);
 
 /// Checks across keys of a decoded policy (contradictions), reporting CRD2006 to `diag` at the
-/// locations recorded in policy.origins.
-void check_contradictions(const Policy& policy, Diagnostics& diag);
+/// locations recorded in policy.origins. `root` is the merged tree it was decoded from.
+void check_contradictions(const Policy& policy, const Node& root, Diagnostics& diag);
+
+/// What a valid policy holds that will likely not work as meant (CRD2017 warnings).
+std::vector<Error> warnings_of(const Policy& policy);
 
 /// Records in policy.origins where every key of the (merged) tree was written.
 void record_origins(const Node& root, Policy& policy);

@@ -22,7 +22,7 @@ Policy resolve(Document doc) {
   detail::decode_tree(resolved.root, policy, repeated);
   detail::record_origins(resolved.root, policy);
   policy.sources = std::move(resolved.sources);
-  detail::check_contradictions(policy, diag);
+  detail::check_contradictions(policy, resolved.root, diag);
   diag.throw_if_any();
   return policy;
 }
@@ -60,5 +60,7 @@ bool names_policy_file(std::string_view ref) {
 Policy load_policy(const std::string& ref) {
   return names_policy_file(ref) ? load_policy_file(ref) : load_preset(ref);
 }
+
+std::vector<Error> policy_warnings(const Policy& policy) { return detail::warnings_of(policy); }
 
 }  // namespace cordon

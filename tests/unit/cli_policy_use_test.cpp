@@ -128,6 +128,26 @@ TEST_CASE("cli policy use: a leading assignment under shell = off is CRD4001", "
   CHECK(has(ok.out, "argv: env FOO=1 printenv"));
 }
 
+TEST_CASE("cli policy use: policy check finds what would fail at run time, and warns",
+          "[cli][policy][checks]") {
+  Dir dir;
+  auto ports =
+      dir.write("ports.toml", "version = 1\n[network]\nallow = false\nconnect_ports = [443]\n");
+  auto warned = capture(kCli + " policy check " + ports + " 2>&1");
+  CHECK(warned.status == 0);
+  CHECK(has(warned.out, "warning[CRD2017]: " + ports + ":4:17: 'network.connect_ports'"));
+  CHECK(has(warned.out, ports + ": ok (1 warning)\n"));
+  auto shell = dir.write("shell.yaml",
+                         "version: 1\nprocess:\n  shell: sandboxed\n  allow_subprocess: false\n");
+  auto refused = capture(kCli + " policy check " + shell + " 2>&1");
+  CHECK(refused.status == 2);
+  CHECK(has(refused.out, "error[CRD2006]: " + shell + ":3:10: "));
+  auto both = dir.write("both.toml", "version = 1\n[network]\nallow = true\nbind_ports = [0]\n");
+  auto two = capture(kCli + " policy check " + both + " 2>&1");
+  CHECK(has(two.out, "error[CRD2005]: " + both + ":4:15: "));
+  CHECK(has(two.out, "error[CRD2006]: " + both + ":4:14: "));
+}
+
 TEST_CASE("cli policy use: a refused named backend's hint does not point at explain itself",
           "[cli][explain]") {
   auto r = capture(kCli + " explain --backend none 2>&1");

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace cordon {
 
@@ -38,6 +39,11 @@ CORDON_API bool names_policy_file(std::string_view ref);
 /// `policy check`): a file by names_policy_file(), else a shipped preset. Throws ErrorList; an
 /// unknown preset is CRD2007 listing the presets.
 CORDON_API Policy load_policy(const std::string& ref);
+
+/// What a loaded policy holds that is valid but will likely not work as meant, as warnings
+/// (CRD2017) located where the key was written: `connect_ports` while names cannot resolve.
+/// `policy check` prints them. Pure.
+CORDON_API std::vector<Error> policy_warnings(const Policy& policy);
 
 /// What `{workspace}` and `~` stand for when paths are expanded.
 struct PathContext {

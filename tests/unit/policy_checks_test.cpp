@@ -1,0 +1,63 @@
+// What `policy check` finds beyond single values: settings that could only fail at run time,
+// every error of a file in one pass, and warnings.
+#include <catch2/catch.hpp>
+#include <cordon/policy_loader.hpp>
+
+#include "policy_test_support.hpp"
+
+using namespace cordon;
+using test::text_errors;
+
+TEST_CASE("policy_checks: a shell without subprocesses is a contradiction", "[policy][checks]") {
+  auto errors = text_errors(
+      "version = 1\n[process]\nshell = \"sandboxed\"\nallow_subprocess = false\n", "p.toml");
+  REQUIRE(errors.size() == 1);
+  CHECK_ERROR_AT(errors, "CRD2006", 3, 9);
+  CHECK(errors[0].message().find("'process.shell = \"sandboxed\"'") != std::string::npos);
+  CHECK(errors[0].message().find("'process.allow_subprocess = false'") != std::string::npos);
+  // Inherited from a preset, the error points at the line the user wrote.
+  auto extending = text_errors(
+      "version: 1\npolicy: {extends: permissive}\nprocess:\n  allow_subprocess: false\n", "p.yaml");
+  REQUIRE(extending.size() == 1);
+  CHECK_ERROR_AT(extending, "CRD2006", 4, 21);
+  CHECK(text_errors("version = 1\n[process]\nshell = \"unsafe\"\nallow_subprocess = false\n",
+                    "p.toml")
+            .size() == 1);
+  // Either one alone is fine.
+  CHECK_NOTHROW(load_policy_text("version = 1\n[process]\nallow_subprocess = false\n", "p.toml"));
+  CHECK_NOTHROW(load_policy_text("version = 1\n[process]\nshell = \"sandboxed\"\n", "p.toml"));
+}
+
+TEST_CASE("policy_checks: a port outside 1-65535 does not hide the contradiction next to it",
+          "[policy][checks]") {
+  auto errors = text_errors(
+      "version = 1\n[network]\nallow = true\nconnect_ports = [70000]\nbind_ports = [0, 8080]\n",
+      "p.toml");
+  REQUIRE(errors.size() == 4);
+  CHECK_ERROR_AT(errors, "CRD2005", 4, 18);
+  CHECK_ERROR_AT(errors, "CRD2005", 5, 15);
+  CHECK_ERROR_AT(errors, "CRD2006", 4, 17);
+  CHECK_ERROR_AT(errors, "CRD2006", 5, 14);
+  // An empty list contradicts nothing.
+  CHECK_NOTHROW(
+      load_policy_text("version = 1\n[network]\nallow = true\nconnect_ports = []\n", "p.toml"));
+}
+
+TEST_CASE("policy_checks: connect_ports loads with a warning that names will not resolve",
+          "[policy][checks]") {
+  Policy p = load_policy_text(
+      "version = 1\n[network]\nallow = false\nconnect_ports = [443]\nbind_ports = [8000]\n",
+      "p.toml");
+  auto warnings = policy_warnings(p);
+  REQUIRE(warnings.size() == 1);
+  CHECK(warnings[0].code() == "CRD2017");
+  REQUIRE(warnings[0].where());
+  CHECK(warnings[0].where()->line == 4);
+  CHECK(warnings[0].where()->column == 17);
+  CHECK(warnings[0].message().find("will not resolve") != std::string::npos);
+  CHECK(
+      policy_warnings(load_policy_text(
+                          "version = 1\n[network]\nallow = false\nbind_ports = [8000]\n", "p.toml"))
+          .empty());
+  for (const auto& name : preset_names()) CHECK(policy_warnings(load_preset(name)).empty());
+}

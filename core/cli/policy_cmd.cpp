@@ -49,15 +49,22 @@ int show(const std::string& file, const std::string& format) {
   return 0;
 }
 
+// Advisory clauses are listed after the capabilities, with none: nothing has to prove them.
 int requirements(const std::string& file, bool json) {
-  auto reqs = derive_requirements(load_policy(file));
+  Policy policy = load_policy(file);
+  auto reqs = derive_requirements(policy);
+  auto advisory = advisory_clauses(policy);
   if (json) {
     boost::json::array out;
     for (const auto& r : reqs) out.push_back({{"capability", r.id}, {"clause", r.clause}});
+    for (const auto& a : advisory)
+      out.push_back({{"capability", nullptr}, {"clause", a.clause}, {"advisory", a.why}});
     std::cout << boost::json::serialize(out) << "\n";
     return 0;
   }
   for (const auto& r : reqs) std::cout << r.id << "\t" << r.clause << "\n";
+  for (const auto& a : advisory)
+    std::cout << "(none: advisory)\t" << a.clause << ": " << a.why << "\n";
   return 0;
 }
 

@@ -310,6 +310,11 @@ std::vector<KeySpec> make_keys() {
       bool_key(
           "process", "allow_subprocess", "false: the command may not start other processes.",
           [](auto& p) -> auto& { return p.process.allow_subprocess; }),
+      list_key(
+          "process", "blocked_imports", ValueKind::modules,
+          "Python modules the command should not import. Advisory: no kernel can enforce it; "
+          "`cordon scan --policy` reports such imports.",
+          [](auto& p) -> auto& { return p.process.blocked_imports; }),
       env_set_key(),
       list_key(
           "env", "pass", ValueKind::env_names,

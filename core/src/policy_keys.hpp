@@ -34,6 +34,7 @@ enum class ValueKind {
   read_paths,     ///< a list of paths or the string "host"
   paths,          ///< a list of paths
   programs,       ///< a list of program names or paths
+  modules,        ///< a list of dotted Python module names
   ports,          ///< a list of TCP ports
   env_names,      ///< a list of environment variable names
   env_map,        ///< a table of environment variable name -> string

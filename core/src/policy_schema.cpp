@@ -65,6 +65,9 @@ object kind_schema(const KeySpec& spec) {
       return string_list(object{{"type", "string"}, {"minLength", 1}});
     case ValueKind::ports:
       return string_list(object{{"type", "integer"}, {"minimum", 1}, {"maximum", 65535}});
+    case ValueKind::modules:
+      return string_list(object{
+          {"type", "string"}, {"pattern", "^[A-Za-z_][A-Za-z0-9_]*(\\.[A-Za-z_][A-Za-z0-9_]*)*$"}});
     case ValueKind::env_names:
       return string_list(object{{"type", "string"}, {"pattern", "^[A-Za-z_][A-Za-z0-9_]*$"}});
     case ValueKind::env_map:

@@ -122,6 +122,12 @@ std::vector<Error> warnings_of(const Policy& policy) {
         "'network.connect_ports' opens TCP ports while the network is denied, but host names "
         "will not resolve: resolvers are asked over UDP, which stays denied",
         "connect to addresses (or names in /etc/hosts), or set network.allow = true");
+  if (!policy.process.blocked_imports.empty())
+    add("process.blocked_imports",
+        "'process.blocked_imports' is advisory: no kernel can stop an import, so a run is not "
+        "refused for it and the command can still import these modules",
+        "cordon scan --policy reports such imports in a script before it runs; block what a "
+        "module would do (network, paths, commands) to enforce it");
   return out;
 }
 

@@ -23,6 +23,22 @@ bool is_backend_name(std::string_view s) {
   return true;
 }
 
+// A dotted Python module name: "os", "urllib.request".
+bool is_module_name(std::string_view s) {
+  bool start = true;
+  for (char c : s) {
+    bool letter = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_';
+    if (c == '.' && !start) {
+      start = true;
+    } else if (letter || (!start && c >= '0' && c <= '9')) {
+      start = false;
+    } else {
+      return false;
+    }
+  }
+  return !start;
+}
+
 bool has_control(std::string_view s) {
   for (unsigned char c : s)
     if (c < 0x20 || c == 0x7f) return true;
@@ -205,6 +221,9 @@ bool Decoder::string_ok(const Node& item, const KeySpec& spec) {
       break;
     case ValueKind::env_names:
       if (!is_env_name(s)) problem = "not a valid environment variable name";
+      break;
+    case ValueKind::modules:
+      if (!is_module_name(s)) problem = "not a module name (letters, digits, '_' and '.')";
       break;
     case ValueKind::backend_names:
       if (!is_backend_name(s)) problem = "not a valid backend name (lowercase letters, digits, -)";

@@ -173,6 +173,7 @@ RunOutcome run_invocation(Registry& registry, const Invocation& inv, OutputSink&
   Plan plan = plan_of(inv, out.workspace, std::move(policy), out.requirements, std::move(settings));
   out.result = backend.run(plan, sink);
   out.result.notes.insert(out.result.notes.end(), inv.notes.begin(), inv.notes.end());
+  for (const auto& a : advisory_clauses(inv.policy)) out.result.notes.push_back(advisory_note(a));
   return out;
 }
 

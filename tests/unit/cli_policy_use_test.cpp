@@ -74,9 +74,9 @@ TEST_CASE("cli policy use: a preset name is accepted wherever a policy goes",
 
 TEST_CASE("cli policy use: an unknown preset name is CRD2007 with the presets, in every verb",
           "[cli][policy][refs]") {
-  for (std::string verb :
-       {"run --policy strcit -- true", "explain --policy strcit",
-        "job start --policy strcit -- true", "fs list --policy strcit .", "policy check strcit"}) {
+  for (std::string verb : {"run --policy strcit -- true", "explain --policy strcit",
+                           "job start --policy strcit -- true", "fs list --policy strcit .",
+                           "policy check strcit", "scan --policy strcit /dev/null"}) {
     INFO(verb);
     auto r = capture(kCli + " " + verb + " 2>&1");
     CHECK(r.status != 0);
@@ -146,6 +146,32 @@ TEST_CASE("cli policy use: policy check finds what would fail at run time, and w
   auto two = capture(kCli + " policy check " + both + " 2>&1");
   CHECK(has(two.out, "error[CRD2005]: " + both + ":4:15: "));
   CHECK(has(two.out, "error[CRD2006]: " + both + ":4:14: "));
+}
+
+TEST_CASE("cli policy use: blocked_imports is reported by scan, noted by run, asks nothing",
+          "[cli][imports]") {
+  Dir dir;
+  auto policy = dir.write("imports.toml",
+                          "version = 1\n[policy]\nextends = \"standard\"\n"
+                          "[process]\nblocked_imports = [\"subprocess\"]\n");
+  auto script = dir.write("tool.py", "import os\nimport subprocess\n");
+  auto scan = capture(kCli + " scan --policy " + policy + " " + script);
+  CHECK(scan.status == 0);
+  CHECK(has(scan.out, script + ":2:8: high: imports 'subprocess'"));
+  CHECK(has(scan.out, "[python.blocked-import]"));
+  CHECK_FALSE(has(capture(kCli + " scan " + script).out, "blocked-import"));
+  auto reqs = capture(kCli + " policy requirements " + policy);
+  CHECK(reqs.status == 0);
+  CHECK(has(reqs.out, "(none: advisory)\tprocess.blocked_imports (1 module): "));
+  CHECK(reqs.out.substr(0, reqs.out.find("(none")) ==
+        capture(kCli + " policy requirements standard").out);
+  auto run = capture(kCli + " run --json --backend good --policy " + policy + good() + "-- hi");
+  REQUIRE(run.status == 0);
+  bool noted = false;
+  const auto result = boost::json::parse(run.out);
+  for (const auto& n : result.at("notes").as_array())
+    noted = noted || has(std::string(n.as_string()), "blocked_imports (1 module) is advisory");
+  CHECK(noted);
 }
 
 TEST_CASE("cli policy use: a refused named backend's hint does not point at explain itself",

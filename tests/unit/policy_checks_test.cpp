@@ -1,7 +1,9 @@
 // What `policy check` finds beyond single values: settings that could only fail at run time,
-// every error of a file in one pass, and warnings.
+// every error of a file in one pass, warnings, and the advisory blocked_imports.
 #include <catch2/catch.hpp>
+#include <cordon/policy_io.hpp>
 #include <cordon/policy_loader.hpp>
+#include <cordon/requirements.hpp>
 
 #include "policy_test_support.hpp"
 
@@ -60,4 +62,30 @@ TEST_CASE("policy_checks: connect_ports loads with a warning that names will not
                           "version = 1\n[network]\nallow = false\nbind_ports = [8000]\n", "p.toml"))
           .empty());
   for (const auto& name : preset_names()) CHECK(policy_warnings(load_preset(name)).empty());
+}
+
+TEST_CASE("policy_checks: blocked_imports is accepted as advisory and asks no capability",
+          "[policy][checks][imports]") {
+  const std::string text =
+      "version = 1\n[process]\nblocked_imports = [\"subprocess\", \"urllib.request\"]\n";
+  Policy p = load_policy_text(text, "p.toml");
+  CHECK(p.process.blocked_imports == std::vector<std::string>{"subprocess", "urllib.request"});
+  Policy without = load_policy_text("version = 1\n", "p.toml");
+  CHECK(derive_requirements(p) == derive_requirements(without));
+  auto advisory = advisory_clauses(p);
+  REQUIRE(advisory.size() == 1);
+  CHECK(advisory[0].clause == "process.blocked_imports (2 modules)");
+  CHECK(advisory_note(advisory[0]).find("advisory") != std::string::npos);
+  CHECK(advisory_clauses(without).empty());
+  auto warnings = policy_warnings(p);
+  REQUIRE(warnings.size() == 1);
+  CHECK(warnings[0].where()->line == 3);
+  // Known to show and the schema; written out and read back the same.
+  CHECK(to_toml(p).find("blocked_imports = [") != std::string::npos);
+  CHECK(load_policy_text(to_yaml(p), "out.yaml").same_rules(p));
+  CHECK(policy_json_schema().find("\"blocked_imports\"") != std::string::npos);
+  auto errors =
+      text_errors("version: 1\nprocess:\n  blocked_imports: [os, 'a b', .x, 'x.']\n", "p.yaml");
+  CHECK(errors.size() == 3);
+  CHECK_ERROR_AT(errors, "CRD2005", 3, 25);
 }

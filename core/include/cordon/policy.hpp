@@ -69,6 +69,9 @@ struct Process {
   std::vector<std::string> blocked_commands;
   std::vector<std::string> allowed_commands;  ///< non-empty: nothing else may be executed
   bool allow_subprocess = true;
+  /// Python modules the command should not import. Advisory: no kernel can stop an import, so
+  /// it asks no capability; `cordon scan --policy` reports such imports, and a run notes it.
+  std::vector<std::string> blocked_imports;
   bool operator==(const Process&) const = default;
 };
 

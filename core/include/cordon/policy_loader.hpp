@@ -41,8 +41,8 @@ CORDON_API bool names_policy_file(std::string_view ref);
 CORDON_API Policy load_policy(const std::string& ref);
 
 /// What a loaded policy holds that is valid but will likely not work as meant, as warnings
-/// (CRD2017) located where the key was written: `connect_ports` while names cannot resolve.
-/// `policy check` prints them. Pure.
+/// (CRD2017) located where the key was written: `connect_ports` while names cannot resolve,
+/// the advisory `blocked_imports`. `policy check` prints them. Pure.
 CORDON_API std::vector<Error> policy_warnings(const Policy& policy);
 
 /// What `{workspace}` and `~` stand for when paths are expanded.

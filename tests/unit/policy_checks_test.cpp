@@ -1,5 +1,5 @@
 // What `policy check` finds beyond single values: settings that could only fail at run time,
-// every error of a file in one pass, warnings, and the advisory blocked_imports.
+// every error of a file in one pass, warnings, the advisory blocked_imports, and YAML tabs.
 #include <catch2/catch.hpp>
 #include <cordon/policy_io.hpp>
 #include <cordon/policy_loader.hpp>
@@ -88,4 +88,20 @@ TEST_CASE("policy_checks: blocked_imports is accepted as advisory and asks no ca
       text_errors("version: 1\nprocess:\n  blocked_imports: [os, 'a b', .x, 'x.']\n", "p.yaml");
   CHECK(errors.size() == 3);
   CHECK_ERROR_AT(errors, "CRD2005", 3, 25);
+}
+
+TEST_CASE("policy_checks: a tab in yaml indentation is named and located",
+          "[policy][checks][yaml]") {
+  auto errors = text_errors("version: 1\nlimits:\n\tmemory_mb: 128\n", "p.yaml");
+  REQUIRE(errors.size() == 1);
+  CHECK_ERROR_AT(errors, "CRD2002", 3, 1);
+  CHECK(errors[0].message() == "invalid yaml: a tab in the indentation");
+  CHECK(errors[0].hint().find("spaces") != std::string::npos);
+  auto nested =
+      text_errors("version: 1\nnetwork:\n  allow: false\n  \tconnect_ports: [1]\n", "p.yaml");
+  REQUIRE(nested.size() == 1);
+  CHECK_ERROR_AT(nested, "CRD2002", 4, 3);
+  // A tab inside a value is no indentation.
+  CHECK(load_policy_text("version: 1\nenv:\n  set: {A: \"x\\ty\"}\n", "p.yaml").env.set.at("A") ==
+        "x\ty");
 }

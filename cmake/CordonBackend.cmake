@@ -33,6 +33,8 @@ function(cordon_add_backend)
     set_target_properties(${target} PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${CORDON_BUILD_PLUGIN_DIR})
     install(TARGETS ${target} LIBRARY DESTINATION ${CORDON_INSTALL_PLUGIN_DIR})
     cordon_warnings(${target})
+    # What `make run` builds with the executables (cordon-programs, in the top CMakeLists.txt).
+    set_property(GLOBAL APPEND PROPERTY CORDON_BACKEND_TARGETS ${target})
   else()
     target_link_libraries(${target} PRIVATE cordon::sdk ${ARG_LIBRARIES})
     install(TARGETS ${target} LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/cordon/plugins)

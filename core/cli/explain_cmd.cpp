@@ -81,6 +81,7 @@ int explain_main(const ExplainArgs& a) {
     if (a.timeout) {
       auto d = parse_duration(*a.timeout);
       if (!d) throw Error(code::kBadArgument, "bad --timeout '" + *a.timeout + "'");
+      if (auto longer = timeout_loosening(x.policy, *d, "--timeout")) throw *longer;
       x.policy.limits.timeout = d;
     }
     registry = make_registry(a.runtime, config);
@@ -110,10 +111,10 @@ void register_explain(CLI::App& app) {
   auto args = std::make_shared<ExplainArgs>();
   auto* verb = app.add_subcommand(
       "explain", "show which backend would run a policy and why, without running anything");
-  verb->add_option("--policy", args->policy, "policy file (default: preset 'standard')");
+  verb->add_option("--policy", args->policy, "policy file or preset name (default: standard)");
   verb->add_option("--backend", args->backend, "explain this backend only");
   verb->add_option("--workspace", args->workspace, "workspace for path expansion (default: .)");
-  verb->add_option("--timeout", args->timeout, "replace limits.timeout, as `cordon run` would");
+  verb->add_option("--timeout", args->timeout, "shorten limits.timeout, as `cordon run` would");
   verb->add_flag("--json", args->json, "print one JSON object");
   add_runtime_options(verb, args->runtime);
   verb->callback([args] { set_exit_status(explain_main(*args)); });

@@ -76,7 +76,7 @@ CLI::App* add_verb(CLI::App* fs, const char* name, const char* help, std::shared
   v->add_option("PATH", o->path, "a path relative to the workspace")->required();
   v->add_option("--workspace", o->workspace, "the workspace directory (default: current)");
   v->add_option("--policy", o->policy,
-                "policy for size caps and blocked paths (default: standard)");
+                "policy file or preset name for size caps and blocked paths (default: standard)");
   return v;
 }
 

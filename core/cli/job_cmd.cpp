@@ -81,7 +81,7 @@ CLI::App* add_id_verb(CLI::App* job, const char* name, const char* help, JobArgs
 
 void register_start(CLI::App* job, const std::shared_ptr<JobArgs>& a) {
   auto* s = job->add_subcommand("start", "start a command in the background; print its id");
-  s->add_option("--policy", a->policy, "policy file (default: the standard preset)");
+  s->add_option("--policy", a->policy, "policy file or preset name (default: standard)");
   s->add_option("--backend", a->backend, "run on this backend, or refuse");
   s->add_option("--workspace", a->workspace, "the command's working directory");
   s->add_option("--command", a->command, "one command string instead of PROGRAM ARGS");

@@ -1,12 +1,12 @@
 // `cordon policy check|show|requirements|schema`: explain a policy without running anything.
 #include <cordon/policy_io.hpp>
+#include <cordon/policy_loader.hpp>
 #include <cordon/requirements.hpp>
 
 #include <boost/json.hpp>
 
 #include <iostream>
 
-#include "policy_arg.hpp"
 #include "runtime_options.hpp"
 #include "verbs.hpp"
 
@@ -21,8 +21,13 @@ int check(const std::vector<std::string>& files) {
   int status = 0;
   for (const auto& f : files) {
     try {
-      load_policy_arg(f);
-      std::cout << f << ": ok\n";
+      auto warnings = policy_warnings(load_policy(f));
+      for (const auto& w : warnings) std::cerr << as_warning(w) << "\n";
+      std::cout << f << ": ok";
+      if (!warnings.empty())
+        std::cout << " (" << warnings.size() << " warning" << (warnings.size() == 1 ? "" : "s")
+                  << ")";
+      std::cout << "\n";
     } catch (const ErrorList& e) {
       print_errors(e.errors());
       std::cerr << f << ": " << e.errors().size() << " error" << (e.errors().size() == 1 ? "" : "s")
@@ -34,7 +39,7 @@ int check(const std::vector<std::string>& files) {
 }
 
 int show(const std::string& file, const std::string& format) {
-  Policy p = load_policy_arg(file);
+  Policy p = load_policy(file);
   if (format == "toml")
     std::cout << to_toml(p);
   else if (format == "yaml")
@@ -44,15 +49,22 @@ int show(const std::string& file, const std::string& format) {
   return 0;
 }
 
+// Advisory clauses are listed after the capabilities, with none: nothing has to prove them.
 int requirements(const std::string& file, bool json) {
-  auto reqs = derive_requirements(load_policy_arg(file));
+  Policy policy = load_policy(file);
+  auto reqs = derive_requirements(policy);
+  auto advisory = advisory_clauses(policy);
   if (json) {
     boost::json::array out;
     for (const auto& r : reqs) out.push_back({{"capability", r.id}, {"clause", r.clause}});
+    for (const auto& a : advisory)
+      out.push_back({{"capability", nullptr}, {"clause", a.clause}, {"advisory", a.why}});
     std::cout << boost::json::serialize(out) << "\n";
     return 0;
   }
   for (const auto& r : reqs) std::cout << r.id << "\t" << r.clause << "\n";
+  for (const auto& a : advisory)
+    std::cout << "(none: advisory)\t" << a.clause << ": " << a.why << "\n";
   return 0;
 }
 

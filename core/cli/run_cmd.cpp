@@ -39,7 +39,7 @@ void finish_plain(const RunOutcome& out, const Registry* registry, bool verbose)
   if (out.result.error) std::cerr << out.result.error->render() << "\n";
   if (out.result.timed_out)
     std::cerr << Error(code::kTimeout, "the command timed out; its whole process tree was killed",
-                       "raise limits.timeout in the policy or pass --timeout")
+                       "raise limits.timeout in the policy (--timeout can only shorten it)")
                      .render()
               << "\n";
   if (verbose) print_report(out, std::cerr);
@@ -88,10 +88,12 @@ void register_run(CLI::App& app) {
   auto* run =
       app.add_subcommand("run", "run a command under a policy, on a backend that proves it");
   auto& in = args->input;
-  run->add_option("--policy", in.policy, "policy file, TOML or YAML (default: preset 'standard')");
+  run->add_option("--policy", in.policy,
+                  "policy file (TOML or YAML) or preset name (default: standard)");
   run->add_option("--backend", in.backend, "run on this backend or refuse (default: dispatch)");
   run->add_option("--workspace", in.workspace, "directory the command runs in (default: .)");
-  run->add_option("--timeout", in.timeout, "replace limits.timeout, e.g. 90s, 5m");
+  run->add_option("--timeout", in.timeout,
+                  "shorten limits.timeout (never lengthen it), e.g. 90s, 5m");
   run->add_option("--stdin", in.stdin_file,
                   "feed FILE ('-': cordon's stdin) to the command; "
                   "default /dev/null");

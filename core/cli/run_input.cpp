@@ -46,6 +46,11 @@ Duration timeout_of(const std::string& text) {
   return *d;
 }
 
+Duration tightening(const Policy& policy, Duration asked, const char* source, const char* code) {
+  if (auto longer = timeout_loosening(policy, asked, source, code)) throw *longer;
+  return asked;
+}
+
 // The request's inline policy is JSON, which is YAML: the YAML loader reads it with locations.
 Policy inline_policy(const boost::json::object& o, const std::filesystem::path& workspace) {
   Policy p = load_policy_text(boost::json::serialize(o), "request-policy.yaml", workspace);
@@ -82,8 +87,11 @@ Invocation build_invocation(const RunInput& in) {
   else
     inv.policy = policy_of(req && req->policy_path ? req->policy_path : in.policy, inv.workspace);
   inv.backend = req && req->backend ? req->backend : in.backend;
-  if (in.timeout) inv.timeout = timeout_of(*in.timeout);
-  if (req && req->timeout) inv.timeout = req->timeout;
+  // Each timeout only shortens the policy's: a request never loosens what the operator set.
+  if (in.timeout)
+    inv.timeout = tightening(inv.policy, timeout_of(*in.timeout), "--timeout", code::kBadArgument);
+  if (req && req->timeout)
+    inv.timeout = tightening(inv.policy, *req->timeout, "request /timeout", code::kBadRequest);
   if (in.stdin_file) inv.stdin_data = read_source(*in.stdin_file, "--stdin");
   if (req && req->stdin_data) inv.stdin_data = req->stdin_data;
   inv.caller_env = caller_environment();

@@ -65,9 +65,12 @@ fs::path workspace_of(const std::optional<std::string>& given) {
 }
 
 Policy policy_of(const std::optional<std::string>& file, const fs::path& workspace) {
-  Policy policy = file ? load_policy_file(*file) : load_preset("standard");
+  // One rule wherever a policy is named: a path or a file name with an extension, else a preset.
+  Policy policy = load_policy(file.value_or("standard"));
   return resolve_paths(std::move(policy), PathContext{workspace, host_home()});
 }
+
+std::string as_warning(const Error& e) { return "warning" + e.render().substr(5); }
 
 void print_errors(const std::vector<Error>& errors) {
   for (const auto& e : errors) std::cerr << e.render() << "\n";
@@ -78,9 +81,7 @@ void print_diagnostics(const Registry& registry, std::ostream& out,
   for (const auto& d : registry.diagnostics()) {
     if (except && except->code() == d.error.code() && except->message() == d.error.message())
       continue;
-    std::string text = d.error.render();
-    if (d.level == Diagnostic::Level::warning) text.replace(0, 5, "warning");
-    out << text << "\n";
+    out << (d.level == Diagnostic::Level::warning ? as_warning(d.error) : d.error.render()) << "\n";
   }
 }
 

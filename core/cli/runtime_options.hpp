@@ -42,9 +42,12 @@ std::filesystem::path host_home();
 /// when it is not an existing directory.
 std::filesystem::path workspace_of(const std::optional<std::string>& given);
 
-/// --policy FILE, or the `standard` preset, with paths resolved for `workspace`. Throws
-/// ErrorList.
+/// --policy FILE|PRESET (see load_policy), or the `standard` preset, with paths resolved for
+/// `workspace`. Every verb and the JSON request name their policy through it. Throws ErrorList.
 Policy policy_of(const std::optional<std::string>& file, const std::filesystem::path& workspace);
+
+/// The rendering of `e` as "warning[CODE]: ...".
+std::string as_warning(const Error& e);
 
 /// Prints each error as "error[CODE]: ..." on stderr.
 void print_errors(const std::vector<Error>& errors);

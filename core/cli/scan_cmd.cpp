@@ -1,4 +1,5 @@
 // `cordon scan`: flag risky patterns in a script. It warns only; the sandbox is the boundary.
+#include <cordon/policy_loader.hpp>
 #include <cordon/scanner.hpp>
 
 #include <fstream>
@@ -6,6 +7,7 @@
 #include <iterator>
 #include <sstream>
 
+#include "runtime_options.hpp"
 #include "verbs.hpp"
 
 namespace cordon::cli {
@@ -14,6 +16,7 @@ namespace {
 
 struct ScanOptions {
   std::string file;
+  std::optional<std::string> policy;
   std::string language = "auto";
   bool json = false;
   std::string fail_on;  // empty: always exit 0
@@ -65,7 +68,9 @@ int run_scan(const ScanOptions& o) {
     std::cerr << "error[CRD4009]: cannot read '" << o.file << "'\n";
     return kScanUnreadable;
   }
-  auto report = scan_code(text, language_of(o.language), o.file == "-" ? "" : o.file);
+  ScanPolicy checks;
+  if (o.policy) checks.blocked_imports = load_policy(*o.policy).process.blocked_imports;
+  auto report = scan_code(text, language_of(o.language), o.file == "-" ? "" : o.file, checks);
   if (o.json)
     std::cout << scan_report_json(report) << "\n";
   else
@@ -81,10 +86,16 @@ void register_scan(CLI::App& app) {
   s->add_option("FILE", opts->file, "the script, or - for standard input")->required();
   s->add_option("--language", opts->language, "python, bash or auto")
       ->check(CLI::IsMember({"python", "bash", "sh", "auto"}));
+  s->add_option("--policy", opts->policy,
+                "policy file or preset name: also report the imports its "
+                "process.blocked_imports lists");
   s->add_flag("--json", opts->json, "print the report as JSON");
   s->add_option("--fail-on", opts->fail_on, "exit 1 when a finding is at least this severe")
       ->check(CLI::IsMember({"low", "medium", "high", "critical"}));
-  s->callback([opts] { set_exit_status(run_scan(*opts)); });
+  s->callback([opts] {
+    // A bad policy is reported as every verb reports one (exit 2, as for an unreadable file).
+    run_verb(kScanUnreadable, [&] { return run_scan(*opts); });
+  });
 }
 
 }  // namespace cordon::cli

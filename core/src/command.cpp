@@ -20,12 +20,14 @@ std::size_t control_char(const std::string& v) {
   return std::string::npos;
 }
 
-void check_one(const Argument& a, std::size_t i) {
+// `operands`: a trusted "--" came before, so the program reads this argument as an operand
+// even when it starts with '-'.
+void check_one(const Argument& a, std::size_t i, bool operands) {
   if (a.value.find('\0') != std::string::npos)
     throw Error(code::kControlChar, position(i) + " contains a NUL byte",
                 "a NUL byte cannot be passed to a program; remove it");
   if (!a.untrusted) return;
-  if (!a.value.empty() && a.value[0] == '-')
+  if (!operands && !a.value.empty() && a.value[0] == '-')
     throw Error(code::kFlagInjection,
                 "untrusted " + position(i) + " starts with '-' and would be read as an option",
                 "put '--' before untrusted operands if the program supports it, or pass a "
@@ -48,8 +50,11 @@ std::vector<std::string> checked_argv(const std::vector<Argument>& args) {
     throw Error(code::kBadRequest, "no program to run", "give a program and its arguments");
   std::vector<std::string> argv;
   argv.reserve(args.size());
+  bool operands = false;
   for (std::size_t i = 0; i < args.size(); ++i) {
-    check_one(args[i], i);
+    check_one(args[i], i, operands);
+    // Only the caller's own "--" ends the options; an untrusted one was refused above.
+    operands = operands || (i > 0 && !args[i].untrusted && args[i].value == "--");
     argv.push_back(args[i].value);
   }
   return argv;

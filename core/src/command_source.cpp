@@ -5,6 +5,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <sstream>
 
@@ -65,6 +67,14 @@ void check_one(const std::string& program, const Policy& policy, const std::stri
   }
 }
 
+bool is_assignment_word(const std::string& word) {
+  auto eq = word.find('=');
+  if (eq == 0 || eq == std::string::npos) return false;
+  auto name_char = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  return std::isdigit(static_cast<unsigned char>(word[0])) == 0 &&
+         std::all_of(word.begin(), word.begin() + static_cast<std::ptrdiff_t>(eq), name_char);
+}
+
 // The first word of each simple command of a shell string, as far as a splitter can tell.
 std::vector<std::string> command_heads(const std::string& script) {
   std::vector<std::string> heads;
@@ -76,7 +86,9 @@ std::vector<std::string> command_heads(const std::string& script) {
       current.clear();
       at_head = true;
     } else if (c == ' ' || c == '\t') {
-      if (!current.empty()) heads.push_back(current), at_head = false;
+      // `FOO=1 sudo x`: an assignment before the program is not the program.
+      if (!current.empty() && !is_assignment_word(current))
+        heads.push_back(current), at_head = false;
       current.clear();
     } else if (at_head && c != '\'' && c != '"') {
       current += c;

@@ -1,5 +1,7 @@
 // The dispatch decision. Pure: no I/O, no syscalls; the probes are the caller's business.
+#include <cordon/capabilities.hpp>
 #include <cordon/dispatch.hpp>
+#include <cordon/policy.hpp>
 #include <cordon/registry.hpp>
 
 #include <algorithm>
@@ -7,6 +9,30 @@
 namespace cordon {
 
 namespace {
+
+// The local backends cordon tries by default, and the one system each exists for (null: any).
+// Only this system's are candidates; another system's is named as such when asked for.
+struct DefaultBackend {
+  const char* name;
+  const char* system;
+};
+constexpr DefaultBackend kDefaultBackends[] = {
+    {"landlock", "Linux"}, {"seatbelt", "macOS"}, {"docker", nullptr}};
+
+#if defined(__linux__)
+constexpr const char* kThisSystem = "Linux";
+#elif defined(__APPLE__)
+constexpr const char* kThisSystem = "macOS";
+#else
+constexpr const char* kThisSystem = "";
+#endif
+
+// The other system `name` is a backend for, or nullptr.
+const char* other_system(const std::string& name) {
+  for (const auto& d : kDefaultBackends)
+    if (name == d.name && d.system && std::string_view(d.system) != kThisSystem) return d.system;
+  return nullptr;
+}
 
 bool contains(const std::vector<std::string>& list, const std::string& name) {
   return std::find(list.begin(), list.end(), name) != list.end();
@@ -40,10 +66,58 @@ std::string plural(std::size_t n, const char* word) {
 }
 
 Error unknown_backend(const std::string& name, const std::vector<std::string>& known) {
+  const char* system = other_system(name);
   return Error(
       code::kUnknownBackend,
       "no backend named '" + name + "' (known: " + (known.empty() ? "none" : join(known)) + ")",
-      "cordon backends lists every backend found and where it searched");
+      system ? "'" + name + "' is a backend for " + system + " only"
+             : "cordon backends lists every backend found and where it searched");
+}
+
+// The key of [limits] that asked for a limit requirement: "limits.memory_mb = 512" names
+// "memory_mb"; nullopt for a requirement that is not a limit.
+std::optional<std::string> limit_key(const Requirement& r) {
+  constexpr std::string_view kPrefix = "limits.";
+  if (!r.id.starts_with("limit.") || !r.clause.starts_with(kPrefix)) return std::nullopt;
+  std::string rest = r.clause.substr(kPrefix.size());
+  return rest.substr(0, rest.find(' '));
+}
+
+bool needs_cgroup(const std::string& id) {
+  return id == cap::limit_memory || id == cap::limit_processes || id == cap::limit_cpu_share;
+}
+
+// When a backend falls short on limits alone, the policy that runs on it without them: the
+// way out for a user whose host gives cordon no cgroup. Nothing is dropped silently; the user
+// writes it down.
+std::optional<std::string> drop_limits_hint(const DispatchRequest& req, const Verdict& v) {
+  std::string lines;
+  std::size_t count = 0;
+  bool cgroup = false;
+  for (const auto& s : v.unproven) {
+    auto key = limit_key(s.requirement);
+    if (!key) return std::nullopt;
+    lines += "\n      " + *key + " = \"unlimited\"";
+    cgroup = cgroup || needs_cgroup(s.requirement.id);
+    ++count;
+  }
+  if (count == 0) return std::nullopt;
+  const std::string limit = count == 1 ? "the limit" : "the limits";
+  const auto& presets = preset_names();
+  bool preset = std::find(presets.begin(), presets.end(), req.policy_name) != presets.end();
+  std::string hint = "backend '" + v.name + "' proves everything else; to run without " + limit;
+  if (preset)
+    hint +=
+        ", write this to a .toml file and pass it with --policy:\n      version = 1\n"
+        "      [policy]\n      extends = \"" +
+        req.policy_name + "\"\n      [limits]" + lines;
+  else
+    hint += ", write in the policy's [limits]:" + lines;
+  if (cgroup)
+    hint += "\n    or keep " + limit +
+            ": on a cgroup v2 host, run cordon in a delegated scope that it may divide "
+            "(systemd-run --user --scope -p Delegate=yes cordon run ...)";
+  return hint;
 }
 
 Error refuse_named(const DispatchRequest& req, const Verdict& v, const Candidate& c) {
@@ -56,21 +130,32 @@ Error refuse_named(const DispatchRequest& req, const Verdict& v, const Candidate
   return Error(code::kUnproven,
                "backend '" + v.name + "' cannot prove " + plural(v.unproven.size(), "requirement") +
                    of_policy(req) + ":" + shortfall_lines(v, "  "),
-               "cordon explain shows which backend proves them; otherwise relax the policy");
+               drop_limits_hint(req, v).value_or(
+                   "cordon explain without --backend shows whether another backend proves them; "
+                   "otherwise relax the policy"));
 }
 
 Error refuse_unnamed(const DispatchRequest& req, const std::vector<Verdict>& passed) {
   std::string lines;
-  for (const auto& v : passed) lines += "\n" + describe(v, 2);
+  std::optional<std::string> hint;
+  for (const auto& v : passed) {
+    lines += "\n" + describe(v, 2);
+    if (!hint) hint = drop_limits_hint(req, v);
+  }
   return Error(code::kUnproven,
                "no backend proves every requirement" + of_policy(req) + ":" + lines,
-               "name one with --backend to see its evidence, or relax the policy");
+               hint.value_or("name one with --backend to see its evidence, or relax the policy"));
 }
 
 }  // namespace
 
 const std::vector<std::string>& default_local_backends() {
-  static const std::vector<std::string> order = {"landlock", "seatbelt", "docker"};
+  static const std::vector<std::string> order = [] {
+    std::vector<std::string> out;
+    for (const auto& d : kDefaultBackends)
+      if (!d.system || std::string_view(d.system) == kThisSystem) out.emplace_back(d.name);
+    return out;
+  }();
   return order;
 }
 
@@ -97,7 +182,9 @@ CandidateOrder dispatch_order(const DispatchRequest& req) {
 
 Verdict judge(const Requirements& requirements, const Candidate& c) {
   Verdict v{c.name, false, {}, {}};
-  if (!c.installed) {
+  if (!c.installed && other_system(c.name)) {
+    v.reason = std::string("a backend for ") + other_system(c.name) + " only, not for this system";
+  } else if (!c.installed) {
     v.reason = "not installed (no cordon-backend-" + c.name + ".so on the plugin path)";
   } else if (c.error) {
     v.reason = "unusable: " + std::string(c.error->what()) + " [" + c.error->code() + "]";

@@ -120,4 +120,19 @@ std::string format_duration(Duration d) {
   return "0s";
 }
 
+std::optional<Error> timeout_loosening(const Policy& policy, Duration asked,
+                                       const std::string& source, const char* code) {
+  if (!policy.limits.timeout || asked <= *policy.limits.timeout) return std::nullopt;
+  const std::string limit = format_duration(*policy.limits.timeout);
+  const std::string name = policy.name.empty() ? "the policy" : "policy '" + policy.name + "'";
+  return Error(code,
+               source + " '" + format_duration(asked) + "' is longer than limits.timeout (" +
+                   limit + ") of " + name +
+                   ": a caller may shorten the deadline, never lengthen it",
+               "ask for at most " + limit +
+                   ", or run under a policy whose limits.timeout is longer (one that extends it "
+                   "with [limits] timeout = \"" +
+                   format_duration(asked) + "\")");
+}
+
 }  // namespace cordon

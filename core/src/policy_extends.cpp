@@ -32,11 +32,6 @@ std::string canonical_identity(const std::filesystem::path& file) {
   return ec ? std::filesystem::absolute(file).lexically_normal().string() : canonical.string();
 }
 
-bool names_a_file(const std::string& value) {
-  auto ends = [&](std::string_view s) { return value.ends_with(s); };
-  return value.find('/') != std::string::npos || ends(".toml") || ends(".yaml") || ends(".yml");
-}
-
 std::string join(const std::vector<std::string>& names, const char* sep) {
   std::string out;
   for (const auto& n : names) out += (out.empty() ? "" : sep) + n;
@@ -60,7 +55,7 @@ void check_document(const Document& doc, Diagnostics& diag) {
 
 Document load_parent(const Document& child, const Node& extends) {
   const std::string& value = extends.text;
-  if (names_a_file(value)) {
+  if (names_policy_file(value)) {
     std::filesystem::path path = std::filesystem::path(value).is_absolute()
                                      ? std::filesystem::path(value)
                                      : child.base_dir / value;
@@ -72,18 +67,20 @@ Document load_parent(const Document& child, const Node& extends) {
                   extends.mark.location());
     }
   }
-  if (!preset_text(value)) {
-    std::string message = "unknown preset '" + value + "'";
-    if (auto near = nearest(value, preset_names())) message += " (did you mean '" + *near + "'?)";
-    throw Error(code::kUnknownPreset, message,
-                "presets: " + join(preset_names(), ", ") +
-                    "; a file needs a '/' or a .toml, .yaml or .yml extension",
-                extends.mark.location());
-  }
+  if (!preset_text(value)) throw unknown_preset(value, extends.mark.location());
   return document_from_preset(value);
 }
 
 }  // namespace
+
+Error unknown_preset(const std::string& name, const std::optional<Location>& where) {
+  std::string message = "unknown preset '" + name + "'";
+  if (auto near = nearest(name, preset_names())) message += " (did you mean '" + *near + "'?)";
+  return Error(code::kUnknownPreset, message,
+               "presets: " + join(preset_names(), ", ") +
+                   "; a file needs a '/' or a .toml, .yaml or .yml extension",
+               where);
+}
 
 std::string read_policy_file(const std::filesystem::path& file) {
   // O_NONBLOCK: a FIFO must not hang the loader; it is refused below as not a regular file.
@@ -151,9 +148,7 @@ Document document_from_preset(const std::string& name) {
     std::optional<Node> root = compiled_preset(name);
     if (!root) {
       auto text = preset_text(name);
-      if (!text)
-        throw Error(code::kUnknownPreset, "unknown preset '" + name + "'",
-                    "presets: " + join(preset_names(), ", "));
+      if (!text) throw unknown_preset(name, std::nullopt);
       root = parse_policy_text(*text, Format::toml, source);
     }
     it = parsed.emplace(name, Document{std::move(*root), source, source, {}}).first;

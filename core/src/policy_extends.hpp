@@ -5,6 +5,7 @@
 #include "policy_node.hpp"
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,9 @@ struct Document {
   std::string identity;            ///< canonical path or "preset:NAME": what a cycle repeats
   std::filesystem::path base_dir;  ///< where its relative `extends` resolve
 };
+
+/// CRD2007 for `name`, with the nearest preset and the list of presets.
+Error unknown_preset(const std::string& name, const std::optional<Location>& where);
 
 /// Reads a policy file: refuses non-regular files (CRD2001) and files over kMaxPolicyBytes
 /// (CRD2014) before reading them. Throws Error.

@@ -49,12 +49,17 @@ std::optional<Node> encode(const std::map<std::string, std::string>& v) {
 
 // Each spec maker takes an accessor `[](auto& p) -> auto& { return p.x.y; }`; being captureless
 // it is default-constructible, so the decode and encode functions can be plain pointers.
+// A limit key takes "unlimited": no limit asked for, so no requirement is derived (and a policy
+// can drop a limit it inherits).
 template <class Get>
 KeySpec count_key(std::string_view section, std::string_view key, std::int64_t max,
                   std::string_view doc, Get) {
   KeySpec s{section, key, ValueKind::count, doc, 1, max};
   s.decode = [](const Node& n, Policy& p, Decoder& d, const KeySpec& k) {
-    if (auto v = d.count(n, k)) Get{}(p) = *v;
+    if (Decoder::unlimited(n))
+      Get{}(p).reset();
+    else if (auto v = d.count(n, k))
+      Get{}(p) = *v;
   };
   s.encode = [](const Policy& p) { return encode(Get{}(p)); };
   return s;
@@ -64,9 +69,35 @@ template <class Get>
 KeySpec duration_key(std::string_view section, std::string_view key, std::string_view doc, Get) {
   KeySpec s{section, key, ValueKind::duration, doc};
   s.decode = [](const Node& n, Policy& p, Decoder& d, const KeySpec& k) {
-    if (auto v = d.duration(n, k)) Get{}(p) = *v;
+    if (Decoder::unlimited(n))
+      Get{}(p).reset();
+    else if (auto v = d.duration(n, k))
+      Get{}(p) = *v;
   };
   s.encode = [](const Policy& p) { return encode(Get{}(p)); };
+  return s;
+}
+
+constexpr std::int64_t kMaxMegabytes = std::int64_t{1} << 30;  // 1 PiB, far from overflow in bytes
+constexpr std::int64_t kMaxBytes = std::int64_t{1} << 50;
+
+// cordon's own buffers (a run's output, a job's log) always have a size: "unlimited" is the
+// largest they take, and is written back as "unlimited".
+template <class Get>
+KeySpec buffer_key(std::string_view key, std::string_view doc, Get) {
+  KeySpec s{"limits", key, ValueKind::count, doc, 1, kMaxBytes};
+  s.decode = [](const Node& n, Policy& p, Decoder& d, const KeySpec& k) {
+    if (Decoder::unlimited(n))
+      Get{}(p) = static_cast<std::uint64_t>(kMaxBytes);
+    else if (auto v = d.count(n, k))
+      Get{}(p) = *v;
+  };
+  s.encode = [](const Policy& p) {
+    std::uint64_t v = Get{}(p);
+    if (v == static_cast<std::uint64_t>(kMaxBytes))
+      return std::optional<Node>(make_string("unlimited"));
+    return encode(v);
+  };
   return s;
 }
 
@@ -216,9 +247,6 @@ KeySpec backends_key() {
   return s;
 }
 
-constexpr std::int64_t kMaxMegabytes = std::int64_t{1} << 30;  // 1 PiB, far from overflow in bytes
-constexpr std::int64_t kMaxBytes = std::int64_t{1} << 50;
-
 std::vector<KeySpec> make_keys() {
   return {
       version_key(),
@@ -242,9 +270,8 @@ std::vector<KeySpec> make_keys() {
       duration_key(
           "limits", "timeout", "Wall-clock deadline of the whole process tree.",
           [](auto& p) -> auto& { return p.limits.timeout; }),
-      count_key(
-          "limits", "max_output_bytes", kMaxBytes,
-          "Output kept per stream; past it the head and the tail are kept.",
+      buffer_key(
+          "max_output_bytes", "Output kept per stream; past it the head and the tail are kept.",
           [](auto& p) -> auto& { return p.limits.max_output_bytes; }),
       count_key(
           "limits", "max_file_size_mb", kMaxMegabytes, "Largest file the command may write.",
@@ -252,8 +279,8 @@ std::vector<KeySpec> make_keys() {
       duration_key(
           "limits", "job_lifetime", "How long a background job may live.",
           [](auto& p) -> auto& { return p.limits.job_lifetime; }),
-      count_key(
-          "limits", "max_log_bytes", kMaxBytes, "Largest log a background job keeps.",
+      buffer_key(
+          "max_log_bytes", "Largest log a background job keeps.",
           [](auto& p) -> auto& { return p.limits.max_log_bytes; }),
       host_or_paths_key<&Filesystem::read_host, &Filesystem::read>(
           "read", "Readable paths, or \"host\": everything not blocked is readable."),
@@ -283,6 +310,11 @@ std::vector<KeySpec> make_keys() {
       bool_key(
           "process", "allow_subprocess", "false: the command may not start other processes.",
           [](auto& p) -> auto& { return p.process.allow_subprocess; }),
+      list_key(
+          "process", "blocked_imports", ValueKind::modules,
+          "Python modules the command should not import. Advisory: no kernel can enforce it; "
+          "`cordon scan --policy` reports such imports.",
+          [](auto& p) -> auto& { return p.process.blocked_imports; }),
       env_set_key(),
       list_key(
           "env", "pass", ValueKind::env_names,
@@ -306,7 +338,9 @@ const std::vector<KeySpec>& policy_keys() {
 const std::vector<SectionSpec>& policy_sections() {
   static const std::vector<SectionSpec> sections = {
       {"policy", "Name of the policy and what it extends."},
-      {"limits", "Resource limits; an absent limit is not asked for."},
+      {"limits",
+       "Resource limits; a key left out is not asked for (or is inherited from `extends`), and "
+       "\"unlimited\" asks for no limit."},
       {"filesystem", "What the command may read and write, and what it may not touch."},
       {"network", "Network access; denied unless allowed."},
       {"process", "Shell use and which programs may run."},

@@ -25,8 +25,8 @@ const std::vector<ShellAlias>& shell_aliases();
 /// What a key holds; decides its checks and its JSON Schema.
 enum class ValueKind {
   version,   ///< the format version, 1
-  count,     ///< a positive integer within [min, max]
-  duration,  ///< "250ms" | "90s" | "5m" | "1h" | integer seconds
+  count,     ///< a positive integer within [min, max], or "unlimited"
+  duration,  ///< "250ms" | "90s" | "5m" | "1h" | integer seconds, or "unlimited"
   boolean,
   text,           ///< a non-empty string
   home,           ///< private | host
@@ -34,6 +34,7 @@ enum class ValueKind {
   read_paths,     ///< a list of paths or the string "host"
   paths,          ///< a list of paths
   programs,       ///< a list of program names or paths
+  modules,        ///< a list of dotted Python module names
   ports,          ///< a list of TCP ports
   env_names,      ///< a list of environment variable names
   env_map,        ///< a table of environment variable name -> string
@@ -79,6 +80,8 @@ class Decoder {
  public:
   explicit Decoder(Diagnostics& diag) : diag_(diag) {}
 
+  /// True for the string "unlimited", which every limit key takes.
+  static bool unlimited(const Node& n);
   std::optional<std::uint64_t> count(const Node& n, const KeySpec& spec);
   std::optional<Duration> duration(const Node& n, const KeySpec& spec);
   std::optional<bool> boolean(const Node& n, const KeySpec& spec);
@@ -108,8 +111,11 @@ class Decoder {
 void decode_tree(const Node& root, Policy& policy, Diagnostics& diag);
 
 /// Checks across keys of a decoded policy (contradictions), reporting CRD2006 to `diag` at the
-/// locations recorded in policy.origins.
-void check_contradictions(const Policy& policy, Diagnostics& diag);
+/// locations recorded in policy.origins. `root` is the merged tree it was decoded from.
+void check_contradictions(const Policy& policy, const Node& root, Diagnostics& diag);
+
+/// What a valid policy holds that will likely not work as meant (CRD2017 warnings).
+std::vector<Error> warnings_of(const Policy& policy);
 
 /// Records in policy.origins where every key of the (merged) tree was written.
 void record_origins(const Node& root, Policy& policy);

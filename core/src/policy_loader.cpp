@@ -22,7 +22,7 @@ Policy resolve(Document doc) {
   detail::decode_tree(resolved.root, policy, repeated);
   detail::record_origins(resolved.root, policy);
   policy.sources = std::move(resolved.sources);
-  detail::check_contradictions(policy, diag);
+  detail::check_contradictions(policy, resolved.root, diag);
   diag.throw_if_any();
   return policy;
 }
@@ -51,5 +51,16 @@ Policy load_policy_text(const std::string& text, const std::string& name,
 Policy load_preset(const std::string& name) {
   return as_error_list([&] { return resolve(detail::document_from_preset(name)); });
 }
+
+bool names_policy_file(std::string_view ref) {
+  return ref.find('/') != std::string_view::npos || ref.ends_with(".toml") ||
+         ref.ends_with(".yaml") || ref.ends_with(".yml");
+}
+
+Policy load_policy(const std::string& ref) {
+  return names_policy_file(ref) ? load_policy_file(ref) : load_preset(ref);
+}
+
+std::vector<Error> policy_warnings(const Policy& policy) { return detail::warnings_of(policy); }
 
 }  // namespace cordon

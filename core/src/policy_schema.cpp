@@ -34,16 +34,21 @@ object shell_schema() {
                                 object{{"enum", array{0, 1}}}}}};
 }
 
+// Every limit key takes "unlimited".
+object unlimited() { return object{{"const", "unlimited"}}; }
+
 object kind_schema(const KeySpec& spec) {
   switch (spec.kind) {
     case ValueKind::version:
       return object{{"const", 1}};
     case ValueKind::count:
-      return object{{"type", "integer"}, {"minimum", spec.min}, {"maximum", spec.max}};
+      return object{
+          {"anyOf", array{object{{"type", "integer"}, {"minimum", spec.min}, {"maximum", spec.max}},
+                          unlimited()}}};
     case ValueKind::duration:
       return object{
           {"anyOf", array{object{{"type", "string"}, {"pattern", "^0*[1-9][0-9]*(ms|s|m|h)?$"}},
-                          object{{"type", "integer"}, {"minimum", 1}}}}};
+                          object{{"type", "integer"}, {"minimum", 1}}, unlimited()}}};
     case ValueKind::boolean:
       return object{{"type", "boolean"}};
     case ValueKind::text:
@@ -60,6 +65,9 @@ object kind_schema(const KeySpec& spec) {
       return string_list(object{{"type", "string"}, {"minLength", 1}});
     case ValueKind::ports:
       return string_list(object{{"type", "integer"}, {"minimum", 1}, {"maximum", 65535}});
+    case ValueKind::modules:
+      return string_list(object{
+          {"type", "string"}, {"pattern", "^[A-Za-z_][A-Za-z0-9_]*(\\.[A-Za-z_][A-Za-z0-9_]*)*$"}});
     case ValueKind::env_names:
       return string_list(object{{"type", "string"}, {"pattern", "^[A-Za-z_][A-Za-z0-9_]*$"}});
     case ValueKind::env_map:

@@ -36,18 +36,48 @@ Mark origin_mark(const Policy& policy, const std::string& key) {
               it->second.column};
 }
 
-void check_ports(const Policy& policy, Diagnostics& diag) {
+// Where the first of `keys` not taken from a shipped preset was written (the user's file says
+// which to change), else where the first was.
+Mark user_mark(const Policy& policy, std::initializer_list<const char*> keys) {
+  for (const char* key : keys) {
+    auto it = policy.origins.find(key);
+    if (it != policy.origins.end() && !it->second.file.starts_with("preset:"))
+      return origin_mark(policy, key);
+  }
+  return origin_mark(policy, *keys.begin());
+}
+
+// Read from the tree as written, so that a port outside 1-65535 (refused by the decoder, which
+// then keeps no list) does not hide the contradiction next to it: one check reports both.
+bool lists_ports(const Node& root, const char* key) {
+  const Node* network = root.find("network");
+  const Node* ports = network && network->is_table() ? network->find(key) : nullptr;
+  return ports && ports->is_array() && !ports->items.empty();
+}
+
+void check_ports(const Policy& policy, const Node& root, Diagnostics& diag) {
   if (!policy.network.allow) return;
   for (const char* key : {"connect_ports", "bind_ports"}) {
-    const auto& ports = std::string(key) == "connect_ports" ? policy.network.connect_ports
-                                                            : policy.network.bind_ports;
-    if (ports.empty()) continue;
+    if (!lists_ports(root, key)) continue;
     diag.add(code::kContradiction,
              "'network.allow = true' opens the whole network, so 'network." + std::string(key) +
                  "' would be ignored",
              origin_mark(policy, std::string("network.") + key),
              "remove the port lists, or set allow = false to open only those ports");
   }
+}
+
+// A shell runs the commands of a string as processes of its own: without subprocesses every
+// pipeline fails at run time ("Cannot fork").
+void check_shell(const Policy& policy, Diagnostics& diag) {
+  if (policy.process.shell == ShellMode::off || policy.process.allow_subprocess) return;
+  diag.add(code::kContradiction,
+           std::string("'process.shell = \"") + to_string(policy.process.shell) +
+               "\"' runs command strings under /bin/sh, which starts a process for each command, "
+               "but 'process.allow_subprocess = false' forbids starting one",
+           user_mark(policy, {"process.shell", "process.allow_subprocess"}),
+           "set shell = \"off\" (argv and plain command strings need no shell), or allow "
+           "subprocesses");
 }
 
 void check_paths(const Policy& policy, const std::vector<std::string>& granted, const char* key,
@@ -81,8 +111,29 @@ void check_programs(const Policy& policy, Diagnostics& diag) {
 
 }  // namespace
 
-void check_contradictions(const Policy& policy, Diagnostics& diag) {
-  check_ports(policy, diag);
+std::vector<Error> warnings_of(const Policy& policy) {
+  std::vector<Error> out;
+  auto add = [&](const char* key, std::string message, std::string hint) {
+    out.emplace_back(code::kPolicyWarning, std::move(message), std::move(hint),
+                     origin_mark(policy, key).location());
+  };
+  if (!policy.network.allow && !policy.network.connect_ports.empty())
+    add("network.connect_ports",
+        "'network.connect_ports' opens TCP ports while the network is denied, but host names "
+        "will not resolve: resolvers are asked over UDP, which stays denied",
+        "connect to addresses (or names in /etc/hosts), or set network.allow = true");
+  if (!policy.process.blocked_imports.empty())
+    add("process.blocked_imports",
+        "'process.blocked_imports' is advisory: no kernel can stop an import, so a run is not "
+        "refused for it and the command can still import these modules",
+        "cordon scan --policy reports such imports in a script before it runs; block what a "
+        "module would do (network, paths, commands) to enforce it");
+  return out;
+}
+
+void check_contradictions(const Policy& policy, const Node& root, Diagnostics& diag) {
+  check_ports(policy, root, diag);
+  check_shell(policy, diag);
   if (!policy.filesystem.write_host)
     check_paths(policy, policy.filesystem.write, "write", "writable", diag);
   if (!policy.filesystem.read_host)

@@ -23,6 +23,22 @@ bool is_backend_name(std::string_view s) {
   return true;
 }
 
+// A dotted Python module name: "os", "urllib.request".
+bool is_module_name(std::string_view s) {
+  bool start = true;
+  for (char c : s) {
+    bool letter = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_';
+    if (c == '.' && !start) {
+      start = true;
+    } else if (letter || (!start && c >= '0' && c <= '9')) {
+      start = false;
+    } else {
+      return false;
+    }
+  }
+  return !start;
+}
+
 bool has_control(std::string_view s) {
   for (unsigned char c : s)
     if (c < 0x20 || c == 0x7f) return true;
@@ -91,16 +107,21 @@ void Decoder::version(const Node& n, const KeySpec& spec) {
               n.mark, "write version = 1, or use a cordon that reads this version");
 }
 
+bool Decoder::unlimited(const Node& n) {
+  return n.type == NodeType::string && n.text == "unlimited";
+}
+
 std::optional<std::uint64_t> Decoder::count(const Node& n, const KeySpec& spec) {
   if (n.type != NodeType::integer) {
-    wrong_type(n, spec.dotted(), "an integer");
+    wrong_type(n, spec.dotted(), "an integer or \"unlimited\"");
     return std::nullopt;
   }
   if (n.integer < spec.min) {
     bad_value(n,
               quote(spec.dotted()) + " must be at least " + std::to_string(spec.min) + ", saw " +
                   std::to_string(n.integer),
-              "leave the key out to ask for no limit");
+              "write \"unlimited\" to ask for no limit (leaving the key out keeps what the "
+              "policy extends)");
     return std::nullopt;
   }
   if (n.integer > spec.max) {
@@ -113,8 +134,8 @@ std::optional<std::uint64_t> Decoder::count(const Node& n, const KeySpec& spec) 
 
 std::optional<Duration> Decoder::duration(const Node& n, const KeySpec& spec) {
   constexpr std::string_view kHint =
-      "write a positive whole number followed by ms, s, m or h (\"90s\", \"5m\") or a number of "
-      "seconds";
+      "write a positive whole number followed by ms, s, m or h (\"90s\", \"5m\"), a number of "
+      "seconds, or \"unlimited\"";
   if (n.type == NodeType::integer) {
     if (n.integer > 0 && n.integer <= std::numeric_limits<std::int64_t>::max() / 1000)
       return Duration(n.integer * 1000);
@@ -123,7 +144,7 @@ std::optional<Duration> Decoder::duration(const Node& n, const KeySpec& spec) {
     return std::nullopt;
   }
   if (n.type != NodeType::string) {
-    wrong_type(n, spec.dotted(), "a duration such as \"90s\"");
+    wrong_type(n, spec.dotted(), "a duration such as \"90s\", or \"unlimited\"");
     return std::nullopt;
   }
   if (auto d = parse_duration(n.text)) return d;
@@ -200,6 +221,9 @@ bool Decoder::string_ok(const Node& item, const KeySpec& spec) {
       break;
     case ValueKind::env_names:
       if (!is_env_name(s)) problem = "not a valid environment variable name";
+      break;
+    case ValueKind::modules:
+      if (!is_module_name(s)) problem = "not a module name (letters, digits, '_' and '.')";
       break;
     case ValueKind::backend_names:
       if (!is_backend_name(s)) problem = "not a valid backend name (lowercase letters, digits, -)";

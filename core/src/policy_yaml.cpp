@@ -10,9 +10,11 @@
 #include <yaml-cpp/mark.h>
 #include <yaml-cpp/parser.h>
 
+#include <algorithm>
 #include <sstream>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 
 namespace cordon::detail {
 
@@ -223,6 +225,24 @@ class Ignore : public YAML::EventHandler {
   void OnMapEnd() override {}
 };
 
+// The tab in the indentation of line `line` (1-based) of `text`, or of the line before it:
+// YAML indents with spaces only, and a tab there makes yaml-cpp report something else at or
+// just after it ("illegal map value" at the colon). Its line and column, 1-based; 0 for none.
+std::pair<int, int> indentation_tab(std::string_view text, int line) {
+  std::pair<int, int> found{0, 0};
+  int number = 1;
+  for (std::size_t start = 0; start <= text.size() && number <= line; ++number) {
+    std::size_t end = std::min(text.find('\n', start), text.size());
+    std::string_view row = text.substr(start, end - start);
+    std::size_t indent = row.find_first_not_of(" \t");
+    std::size_t tab = row.substr(0, indent).find('\t');
+    if (number >= line - 1 && indent != std::string_view::npos && tab != std::string_view::npos)
+      found = {number, static_cast<int>(tab) + 1};
+    start = end + 1;
+  }
+  return found;
+}
+
 Location location_of(const YAML::Mark& m, const std::string& file) {
   if (m.is_null()) return Location{file};
   return Location{file, m.line + 1, m.column + 1};
@@ -242,6 +262,10 @@ Node parse_yaml(std::string_view text, const std::shared_ptr<const std::string>&
       throw Error(code::kSyntax, "more than one yaml document", "a policy is one document",
                   Location{*file});
   } catch (const YAML::Exception& e) {
+    if (auto [line, column] = indentation_tab(text, e.mark.is_null() ? 0 : e.mark.line + 1); line)
+      throw Error(code::kSyntax, "invalid yaml: a tab in the indentation",
+                  "yaml indents with spaces only; replace the tab with spaces",
+                  Location{*file, line, column});
     throw Error(code::kSyntax, "invalid yaml: " + e.msg, "check the yaml syntax at this position",
                 location_of(e.mark, *file));
   }

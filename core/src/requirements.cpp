@@ -96,6 +96,19 @@ Requirements derive_requirements(const Policy& policy) {
   return out;
 }
 
+std::vector<Advisory> advisory_clauses(const Policy& policy) {
+  std::vector<Advisory> out;
+  const auto& imports = policy.process.blocked_imports;
+  if (!imports.empty())
+    out.push_back({"process.blocked_imports (" + count_of(imports.size(), "module") + ")",
+                   "no kernel can stop an import; cordon scan --policy reports them in a script"});
+  return out;
+}
+
+std::string advisory_note(const Advisory& advisory) {
+  return advisory.clause + " is advisory, not enforced: " + advisory.why;
+}
+
 bool requires_capability(const Requirements& reqs, std::string_view id) {
   return std::any_of(reqs.begin(), reqs.end(), [id](const Requirement& r) { return r.id == id; });
 }

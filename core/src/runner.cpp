@@ -153,7 +153,11 @@ Decision choose_for_run(Registry& registry, const DispatchRequest& request, cons
 RunOutcome run_invocation(Registry& registry, const Invocation& inv, OutputSink& sink) {
   RunOutcome out;
   Policy policy = inv.policy;
-  if (inv.timeout) policy.limits.timeout = inv.timeout;
+  if (inv.timeout) {
+    if (auto longer = timeout_loosening(policy, *inv.timeout, "the timeout"))
+      return refused(std::move(out), *longer);
+    policy.limits.timeout = inv.timeout;
+  }
   out.requirements = derive_requirements(policy);
   for (const auto& extra : inv.extra_requirements)
     if (!requires_capability(out.requirements, extra.id)) out.requirements.push_back(extra);
@@ -175,6 +179,7 @@ RunOutcome run_invocation(Registry& registry, const Invocation& inv, OutputSink&
   out.result = backend.run(plan, sink);
   out.result.notes.insert(out.result.notes.end(), state_notes.begin(), state_notes.end());
   out.result.notes.insert(out.result.notes.end(), inv.notes.begin(), inv.notes.end());
+  for (const auto& a : advisory_clauses(inv.policy)) out.result.notes.push_back(advisory_note(a));
   return out;
 }
 

@@ -97,7 +97,8 @@ int ScanReport::count(Severity s) const {
       std::count_if(findings.begin(), findings.end(), [s](auto& f) { return f.severity == s; }));
 }
 
-ScanReport scan_code(std::string_view text, ScanLanguage language, std::string_view name) {
+ScanReport scan_code(std::string_view text, ScanLanguage language, std::string_view name,
+                     const ScanPolicy& policy) {
   ScanReport report;
   report.language = language == ScanLanguage::automatic ? detect(text, name) : language;
   const auto& rules = rules_for(report.language);
@@ -106,7 +107,11 @@ ScanReport scan_code(std::string_view text, ScanLanguage language, std::string_v
     auto nl = text.find('\n');
     auto line = text.substr(0, nl);
     text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
-    scan_line(strip_comment(line, report.language), ++number, rules, report.findings);
+    auto code = strip_comment(line, report.language);
+    scan_line(code, ++number, rules, report.findings);
+    if (report.language == ScanLanguage::python)
+      detail::find_blocked_imports(code.substr(0, kMaxLine), number, policy.blocked_imports,
+                                   report.findings);
   }
   return report;
 }

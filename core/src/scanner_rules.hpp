@@ -5,6 +5,8 @@
 #include <cordon/scanner.hpp>
 
 #include <regex>
+#include <string>
+#include <string_view>
 #include <vector>
 
 namespace cordon::detail {
@@ -23,5 +25,10 @@ CORDON_API const std::vector<ScanRule>& python_rules();
 CORDON_API const std::vector<ScanRule>& bash_rules();
 /// Rules for either language (credential paths).
 CORDON_API const std::vector<ScanRule>& common_rules();
+
+/// Adds a "python.blocked-import" finding for each module `line` (Python, without its
+/// comment) imports that `blocked` lists, by name or as a parent package.
+void find_blocked_imports(std::string_view line, int number,
+                          const std::vector<std::string>& blocked, std::vector<Finding>& out);
 
 }  // namespace cordon::detail

@@ -53,6 +53,17 @@ std::optional<std::string> dollar_expansion(std::string_view t, std::size_t i) {
   return std::nullopt;
 }
 
+// `NAME=` at i, the start of a command's first word: a shell reads it as a variable assignment
+// for the command, not as the program to run. nullopt otherwise.
+std::optional<std::string> assignment(std::string_view t, std::size_t i) {
+  if (i >= t.size() || !is_name_start(t[i])) return std::nullopt;
+  std::size_t j = i + 1;
+  while (j < t.size() && (is_name_start(t[j]) || std::isdigit(static_cast<unsigned char>(t[j]))))
+    ++j;
+  if (j >= t.size() || t[j] != '=') return std::nullopt;
+  return std::string(t.substr(i, j + 1 - i));
+}
+
 // Decodes one escape of $'...' at t[i] == '\\'; returns the bytes and advances i past it.
 std::string ansi_c_escape(std::string_view t, std::size_t& i) {
   ++i;  // the backslash
@@ -135,6 +146,8 @@ class Scanner {
       return ShellOperator{"newline", i_};
     }
     if (c == '#' && !in_word_) return skip_comment(), std::nullopt;
+    if (!in_word_ && words_.empty())
+      if (auto a = assignment(t_, i_)) return ShellOperator{*a, i_};
     if (std::string_view("|&;<>()").find(c) != std::string_view::npos)
       return ShellOperator{unquoted_operator(t_, i_), i_};
     if (c == '`') return ShellOperator{"`", i_};
@@ -217,6 +230,7 @@ class Scanner {
 bool is_redirect(const std::string& op) {
   return op.find_first_of("<>") != std::string::npos && op != "<(" && op != ">(";
 }
+bool is_assignment(const std::string& op) { return op.size() > 1 && op.back() == '='; }
 bool is_expansion(const std::string& op) {
   return op[0] == '$' || op == "`" || op == "<(" || op == ">(";
 }
@@ -233,7 +247,24 @@ std::optional<ShellOperator> find_shell_operator(std::string_view text) {
 }
 
 Error shell_operator_error(const ShellOperator& op) {
-  std::string shown = op.text == "newline" ? "a newline" : "'" + op.text + "'";
+  const std::string at = " at offset " + std::to_string(op.offset);
+  const std::string tail = ", and process.shell is \"off\"";
+  const std::string ask = ", or ask the operator for process.shell = \"sandboxed\"";
+  if (is_assignment(op.text))
+    return Error(code::kShellOperator,
+                 "command string starts with the variable assignment '" + op.text +
+                     "...', which only a shell performs" + tail,
+                 "set variables with the policy's env.set, or the request's \"env\" for names "
+                 "env.pass grants" +
+                     ask);
+  if (op.text == "newline")
+    return Error(code::kShellOperator,
+                 "command string contains a newline" + at +
+                     ", which a shell reads as the end of "
+                     "a command" +
+                     tail,
+                 "split the command into separate runs, one program each" + ask);
+  const std::string shown = "'" + op.text + "'";
   std::string hint;
   if (is_expansion(op.text))
     hint = "nothing expands " + shown + " without a shell: pass the value itself as an argument";
@@ -241,11 +272,8 @@ Error shell_operator_error(const ShellOperator& op) {
     hint = "write files with the file API ('cordon fs write') instead of a redirect";
   else
     hint = "split the command into separate runs, one program each";
-  hint += ", or ask the operator for process.shell = \"sandboxed\"";
   return Error(code::kShellOperator,
-               "command string contains the shell operator " + shown + " at offset " +
-                   std::to_string(op.offset) + ", and process.shell is \"off\"",
-               hint);
+               "command string contains the shell operator " + shown + at + tail, hint + ask);
 }
 
 std::vector<std::string> split_command(std::string_view text) {

@@ -119,6 +119,43 @@ TEST_CASE("command: a JSON request with untrusted arguments", "[command][cli]") 
   CHECK(json::parse(garbage.out).at("error").at("code").as_string() == "CRD4006");
 }
 
+TEST_CASE("command: after a literal '--' an untrusted value reaches the program as an operand",
+          "[command][cli]") {
+  Scratch s;
+  auto policy = policy_with_shell(s, "off");
+  if (!landlock_usable(policy)) return;
+  std::ofstream(s / "notes.txt") << "use -e to give a pattern\n";
+  auto request = [&](const std::string& argv) {
+    std::string file = (s / "grep.json").string();
+    std::ofstream(file) << R"({"argv": )" << argv << R"(, "policy": ")" << policy
+                        << R"(", "workspace": ")" << s.dir.string() << R"("})";
+    return cordon({"run", "--request", file, "--json"});
+  };
+  auto found = request(R"(["grep", "-n", "--", {"untrusted": "-e"}, "notes.txt"])");
+  INFO("stderr: " << found.err << "\nstdout: " << found.out);
+  CHECK(found.status == 0);
+  CHECK(json::parse(found.out).at("stdout").as_string() == "1:use -e to give a pattern\n");
+  auto refused = request(R"(["grep", "-n", {"untrusted": "-e"}, "notes.txt"])");
+  CHECK(refused.status == 125);
+  CHECK(json::parse(refused.out).at("error").at("code").as_string() == "CRD4002");
+}
+
+TEST_CASE("command: a leading assignment is refused under shell = off, and runs in a shell",
+          "[command][cli]") {
+  Scratch s;
+  auto off = policy_with_shell(s, "off");
+  auto refused = cordon(run_args(s, off, {"--command", "CI_MARK=set printenv CI_MARK"}));
+  CHECK(refused.status == 125);
+  CHECK(refused.err.find("CRD4001") != std::string::npos);
+  CHECK(refused.err.find("variable assignment 'CI_MARK=...'") != std::string::npos);
+  auto sandboxed = policy_with_shell(s, "sandboxed");
+  if (!landlock_usable(sandboxed)) return;
+  auto ran = cordon(run_args(s, sandboxed, {"--command", "CI_MARK=set printenv CI_MARK"}));
+  INFO(ran.err);
+  CHECK(ran.status == 0);
+  CHECK(ran.out == "set\n");
+}
+
 TEST_CASE("command: an inline policy in a request", "[command][cli]") {
   Scratch s;
   auto probe_policy = policy_with_shell(s, "off");

@@ -98,6 +98,10 @@ TEST_CASE("command_source: blocked commands are matched after PATH and symlinks"
   CHECK(check({"fine"}) == "");
   CHECK(check({"./innocent-not-there"}) == "");
   CHECK(check({"sh", "-c", "echo forbidden"}) == "");  // an argument, not a program
+  // A variable assignment before the program is not the program.
+  CHECK(check({"sh", "-c", "FOO=1 BAR=x forbidden"}) == "CRD4005");
+  CHECK(check({"sh", "-c", "echo ok; A_1=2 forbidden"}) == "CRD4005");
+  CHECK(check({"sh", "-c", "FOO=1 fine forbidden"}) == "");
   p.process.blocked_commands = {(dir / "bin" / "forbidden").string()};
   CHECK(check({"innocent"}) == "");  // not on PATH: exec would not find it either
   CHECK(check({"./innocent"}) == "CRD4005");

@@ -58,3 +58,23 @@ TEST_CASE("command: empty argv is a clear error", "[command]") {
   CHECK(refusal({}).rfind("CRD4006", 0) == 0);
   CHECK(refusal({trusted("")}).rfind("CRD4006", 0) == 0);
 }
+
+TEST_CASE("command: after the caller's own '--' an untrusted value may start with '-'",
+          "[command]") {
+  // The CRD4002 hint says to put '--' before untrusted operands: that must then work.
+  CHECK(checked_argv({trusted("grep"), trusted("-rn"), trusted("--"), untrusted("-e")}) ==
+        std::vector<std::string>{"grep", "-rn", "--", "-e"});
+  CHECK(checked_argv({trusted("rm"), trusted("--"), untrusted("-rf"), untrusted("--x")}).size() ==
+        4);
+  // Before the '--' it is still refused, and so are control characters after it.
+  CHECK(refusal({trusted("grep"), untrusted("-e"), trusted("--"), untrusted("x")}) ==
+        "CRD4002 untrusted argument 1 starts with '-' and would be read as an option");
+  CHECK(refusal({trusted("grep"), trusted("--"), untrusted("-\x1b[2J")}).rfind("CRD4003", 0) == 0);
+  // Only the caller's '--' counts: an untrusted one is itself refused, a "--" program is not
+  // an end of options.
+  CHECK(refusal({trusted("grep"), untrusted("--"), untrusted("-e")}).rfind("CRD4002", 0) == 0);
+  CHECK(refusal({trusted("--"), untrusted("-e")}) ==
+        "CRD4002 untrusted argument 1 starts with '-' and would be read as an option");
+  CHECK(refusal({trusted("grep"), trusted("-rn"), untrusted("-e")}) ==
+        "CRD4002 untrusted argument 2 starts with '-' and would be read as an option");
+}

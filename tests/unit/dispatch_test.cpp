@@ -40,10 +40,12 @@ const std::vector<std::string> kAll = {"env.grant", "limit.memory", "net.deny"};
 
 }  // namespace
 
-TEST_CASE("dispatch: the order is prefer, then landlock, seatbelt, docker", "[dispatch]") {
+// The tests run on Linux, whose local backends are landlock and docker (seatbelt is macOS's).
+TEST_CASE("dispatch: the order is prefer, then this system's landlock and docker", "[dispatch]") {
+  CHECK(default_local_backends() == std::vector<std::string>{"landlock", "docker"});
   DispatchRequest req{reqs(), std::nullopt, {"docker", "ssh", "none", "docker"}, "p"};
   auto order = dispatch_order(req);
-  CHECK(order.order == std::vector<std::string>{"docker", "ssh", "landlock", "seatbelt"});
+  CHECK(order.order == std::vector<std::string>{"docker", "ssh", "landlock"});
   REQUIRE(order.skipped.size() == 1);
   CHECK(order.skipped[0].first == "none");
   req.named = "e2b";
@@ -54,17 +56,12 @@ TEST_CASE("dispatch: the order is prefer, then landlock, seatbelt, docker", "[di
 
 TEST_CASE("dispatch: unnamed, the first candidate that proves everything wins", "[dispatch]") {
   DispatchRequest req{reqs(), std::nullopt, {}, "standard"};
-  auto d = decide(req,
-                  {probed("landlock", {"env.grant", "net.deny"}),
-                   unavailable("seatbelt", "not macOS"), probed("docker", kAll)},
-                  {});
+  auto d = decide(req, {probed("landlock", {"env.grant", "net.deny"}), probed("docker", kAll)}, {});
   REQUIRE(d.chosen);
   CHECK(*d.chosen == "docker");
-  CHECK_FALSE(d.refusal);
-  REQUIRE(d.passed_over.size() == 2);
+  REQUIRE(d.passed_over.size() == 1);
   CHECK(d.passed_over[0].name == "landlock");
   CHECK(d.passed_over[0].reason == "cannot prove 1 requirement");
-  CHECK(d.passed_over[1].reason == "not available here: not macOS");
 }
 
 TEST_CASE("dispatch: remote and none backends are never chosen unasked", "[dispatch]") {
@@ -93,8 +90,72 @@ TEST_CASE("dispatch: unnamed refusal says why each candidate was passed over", "
         "  none: 'none' isolates nothing and runs only when named (--backend none)\n"
         "  landlock cannot prove:\n"
         "    limit.memory (limits.memory_mb = 512): no limit.memory\n"
-        "  seatbelt: not installed (no cordon-backend-seatbelt.so on the plugin path)\n"
         "  docker: unusable: plugin 'x' is old [CRD3003]");
+}
+
+TEST_CASE("dispatch: a backend of another system is named as such, not as not installed",
+          "[dispatch]") {
+  Candidate absent{"seatbelt", false, std::nullopt, std::nullopt};
+  CHECK(judge(reqs(), absent).reason == "a backend for macOS only, not for this system");
+  absent.name = "other";
+  CHECK(judge(reqs(), absent).reason ==
+        "not installed (no cordon-backend-other.so on the plugin path)");
+  // Preferred by a policy shared with macOS hosts, it is passed over with that reason.
+  DispatchRequest req{reqs(), std::nullopt, {"seatbelt"}, "p"};
+  auto d = decide(req, {probed("landlock", kAll)}, {});
+  REQUIRE(d.chosen);
+  REQUIRE(d.passed_over.size() == 1);
+  CHECK(describe(d.passed_over[0], 2) ==
+        "  seatbelt: a backend for macOS only, not for this system");
+  req.named = "seatbelt";
+  d = decide(req, {}, {"landlock"});
+  REQUIRE(d.refusal);
+  CHECK(d.refusal->code() == "CRD3010");
+  CHECK(d.refusal->hint() == "'seatbelt' is a backend for macOS only");
+}
+
+TEST_CASE("dispatch: short of limits alone, the refusal shows the policy that drops them",
+          "[dispatch][limits]") {
+  DispatchRequest req{reqs(), std::nullopt, {}, "standard"};
+  auto d = decide(req, {probed("landlock", {"env.grant", "net.deny"})}, {});
+  REQUIRE(d.refusal);
+  CHECK(d.refusal->code() == "CRD1001");
+  CHECK(d.refusal->hint() ==
+        "backend 'landlock' proves everything else; to run without the limit, write this to a "
+        ".toml file and pass it with --policy:\n"
+        "      version = 1\n"
+        "      [policy]\n"
+        "      extends = \"standard\"\n"
+        "      [limits]\n"
+        "      memory_mb = \"unlimited\"\n"
+        "    or keep the limit: on a cgroup v2 host, run cordon in a delegated scope that it may "
+        "divide (systemd-run --user --scope -p Delegate=yes cordon run ...)");
+  // Named, the same; a policy of the user's own gets the line to add to it.
+  req.named = "landlock";
+  req.policy_name = "mine";
+  d = decide(req, {probed("landlock", {"env.grant", "net.deny"})}, {});
+  REQUIRE(d.refusal);
+  CHECK(d.refusal->hint().rfind(
+            "backend 'landlock' proves everything else; to run without the limit, write in the "
+            "policy's [limits]:\n      memory_mb = \"unlimited\"\n",
+            0) == 0);
+  // Anything else missing too: dropping limits would not help, so no such hint.
+  d = decide(req, {probed("landlock", {"env.grant"})}, {});
+  REQUIRE(d.refusal);
+  CHECK(d.refusal->hint() ==
+        "cordon explain without --backend shows whether another backend proves them; otherwise "
+        "relax the policy");
+  // A limit no cgroup gives: no word of delegation.
+  DispatchRequest files{
+      {{"limit.files", "limits.max_open_files = 64"}}, std::nullopt, {}, "minimal"};
+  ProbeResult none;
+  none.available = true;
+  none.proofs.push_back({"limit.files", false, "no"});
+  d = decide(files, {Candidate{"landlock", true, std::nullopt, none}}, {});
+  REQUIRE(d.refusal);
+  CHECK(d.refusal->hint().find("max_open_files = \"unlimited\"") != std::string::npos);
+  CHECK(d.refusal->hint().find("extends = \"minimal\"") != std::string::npos);
+  CHECK(d.refusal->hint().find("systemd-run") == std::string::npos);
 }
 
 TEST_CASE("dispatch: a named backend must prove everything or is refused", "[dispatch]") {
@@ -174,5 +235,5 @@ TEST_CASE("dispatch: a policy the fixture backend satisfies is dispatched to it,
   req.prefer = {};
   d = choose_backend(r, req, true, &seen);
   CHECK_FALSE(d.chosen);  // "good" is not a default local backend
-  CHECK(seen.size() == 3);
+  CHECK(seen.size() == 2);
 }

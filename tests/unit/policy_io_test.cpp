@@ -99,20 +99,23 @@ TEST_CASE("policy_io: the schema names every key of every section", "[policy][io
   const auto& props = schema.at("properties");
   CHECK(props.at("version").at("const") == 1);
   CHECK(props.at("limits").at("additionalProperties") == false);
-  CHECK(props.at("limits").at("properties").at("memory_mb").at("minimum") == 1);
-  CHECK(props.at("limits").at("properties").at("cpu_percent").at("maximum") == 10000);
+  const auto& memory = props.at("limits").at("properties").at("memory_mb").at("anyOf");
+  CHECK(memory.at(0).at("minimum") == 1);
+  CHECK(memory.at(1).at("const") == "unlimited");
+  CHECK(props.at("limits").at("properties").at("cpu_percent").at("anyOf").at(0).at("maximum") ==
+        10000);
   CHECK(props.at("network").at("properties").at("connect_ports").at("items").at("maximum") ==
         65535);
   CHECK(props.at("filesystem").at("properties").at("home").at("enum").as_array().size() == 2);
   CHECK(props.at("process").at("properties").as_object().contains("shell"));
   CHECK(props.at("backends").at("type") == "object");
   CHECK(props.at("limits").at("properties").at("max_output_bytes").at("default") == 1048576);
-  // The format has 28 keys: version, backends and 26 inside the sections.
+  // The format has 29 keys: version, backends and 27 inside the sections.
   std::size_t count = 2;
   for (const auto& [name, section] : props.as_object())
     if (name != "version" && name != "backends")
       count += section.at("properties").as_object().size();
-  CHECK(count == 28);
+  CHECK(count == 29);
 }
 
 TEST_CASE("policy_io: the committed schema file is current", "[policy][io][schema]") {

@@ -49,7 +49,8 @@ TEST_CASE("policy_toml: wrong types name what was expected and what was seen", "
       "p.toml");
   REQUIRE(errors.size() == 5);
   CHECK_ERROR_AT(errors, "CRD2004", 3, 13);
-  CHECK(errors[0].message() == "expected an integer for 'limits.memory_mb', saw string 'abc'");
+  CHECK(errors[0].message() ==
+        "expected an integer or \"unlimited\" for 'limits.memory_mb', saw string 'abc'");
   CHECK_ERROR_AT(errors, "CRD2004", 4, 11);
   CHECK_ERROR_AT(errors, "CRD2004", 6, 9);
   CHECK(errors[2].message() == "expected true or false for 'network.allow', saw string 'no'");
@@ -70,7 +71,8 @@ TEST_CASE("policy_yaml: wrong types are located in yaml too", "[policy][yaml]") 
   REQUIRE(errors.size() == 4);
   CHECK_ERROR_AT(errors, "CRD2004", 3, 14);
   CHECK_ERROR_AT(errors, "CRD2004", 4, 18);
-  CHECK(errors[1].message() == "expected an integer for 'limits.max_processes', saw float 1.5");
+  CHECK(errors[1].message() ==
+        "expected an integer or \"unlimited\" for 'limits.max_processes', saw float 1.5");
   CHECK_ERROR_AT(errors, "CRD2004", 6, 21);
   CHECK_ERROR_AT(errors, "CRD2003", 7, 1);
 }

@@ -76,6 +76,17 @@ TEST_CASE("request: untrusted arguments are checked", "[request]") {
   CHECK(refusal(R"({"command": "echo a\u0000b"})").rfind("CRD4003", 0) == 0);
 }
 
+TEST_CASE("request: an untrusted value after a literal '--' is an operand", "[request]") {
+  auto r = parse_run_request(R"({"argv": ["grep", "-rn", "--", {"untrusted": "-e"}]})");
+  REQUIRE(r.argv.size() == 4);
+  CHECK(r.argv[3].value == "-e");
+  CHECK(r.argv[3].untrusted);
+  CHECK(refusal(R"({"argv": ["grep", "-rn", {"untrusted": "-e"}]})")
+            .rfind("CRD4002 untrusted argument 2", 0) == 0);
+  CHECK(refusal(R"({"argv": ["grep", {"untrusted": "--"}, {"untrusted": "-e"}]})")
+            .rfind("CRD4002 untrusted argument 1", 0) == 0);
+}
+
 TEST_CASE("request: base64 and UTF-8 helpers", "[request]") {
   for (std::string s : std::vector<std::string>{"", "f", "fo", "foo", "foob", "fooba", "foobar",
                                                 std::string("\0\xff", 2)})

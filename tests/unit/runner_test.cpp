@@ -192,3 +192,41 @@ TEST_CASE("runner: every derived policy is refused on none (writes are always co
   CHECK(has(refused.result.error->message(), "fs.write.confine"));
   CHECK(out.out.empty());
 }
+
+TEST_CASE("runner: the caller's timeout shortens the policy's, a longer one is refused",
+          "[runner][plugin][timeout]") {
+  Registry r(isolated({fixture_dir("good")}));
+  auto inv = invocation({"x"}, "good");
+  inv.policy = load_preset("strict");  // limits.timeout = 30s
+  inv.timeout = std::chrono::seconds(40);
+  Collect out;
+  auto o = run_invocation(r, inv, out);
+  REQUIRE(o.result.error);
+  CHECK(o.result.error->code() == "CRD4007");
+  CHECK(has(o.result.error->message(), "'40s' is longer than limits.timeout (30s)"));
+  CHECK(out.out.empty());  // nothing ran
+  inv.timeout = std::chrono::seconds(10);
+  o = run_invocation(r, inv, out);
+  CHECK_FALSE(o.result.error);
+  CHECK(has(out.out, "deadline: yes\n"));
+}
+
+TEST_CASE("runner: an advisory clause is noted in the result, never refused",
+          "[runner][plugin][imports]") {
+  Registry r(isolated({fixture_dir("good")}));
+  auto inv = invocation({"x"}, "good");
+  Collect out;
+  auto plain = run_invocation(r, inv, out);
+  REQUIRE_FALSE(plain.result.error);
+  for (const auto& n : plain.result.notes) CHECK_FALSE(has(n, "blocked_imports"));
+  inv.policy.process.blocked_imports = {"subprocess"};
+  auto o = run_invocation(r, inv, out);
+  REQUIRE_FALSE(o.result.error);
+  CHECK(o.requirements == plain.requirements);
+  bool noted = false;
+  for (const auto& n : o.result.notes)
+    noted = noted || n == "process.blocked_imports (1 module) is advisory, not enforced: no "
+                          "kernel can stop an import; cordon scan --policy reports them in a "
+                          "script";
+  CHECK(noted);
+}

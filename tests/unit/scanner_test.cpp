@@ -4,6 +4,7 @@
 
 #include <boost/json.hpp>
 
+#include <algorithm>
 #include <set>
 
 #include "scanner_rules.hpp"
@@ -141,4 +142,38 @@ TEST_CASE("scanner: long lines and binary input stay bounded", "[scanner]") {
   std::string binary;
   for (int i = 0; i < 4096; ++i) binary += static_cast<char>(i * 37);
   CHECK_NOTHROW(scan_code(binary, ScanLanguage::automatic));
+}
+
+TEST_CASE("scanner: a policy's blocked_imports are reported where a script imports them",
+          "[scanner][imports]") {
+  ScanPolicy policy{{"subprocess", "os.path", "urllib"}};
+  const char* code =
+      "import json, subprocess as sp\n"              // 1: subprocess
+      "from os import path, getcwd\n"                // 2: os.path (not os.getcwd)
+      "import urllib.request\n"                      // 3: urllib covers urllib.request
+      "x = 1; import subprocess\n"                   // 4: after a ';'
+      "m = __import__('subprocess')\n"               // 5: dynamic
+      "importlib.import_module(\"urllib.parse\")\n"  // 6: dynamic
+      "import subprocessing, ossify\n"               // 7: other names: nothing
+      "# import subprocess\n"                        // 8: a comment: nothing
+      "from . import subprocess\n"                   // 9: relative: the script's own
+      "import os\n";                                 // 10: os itself is not blocked
+  auto report = scan_code(code, ScanLanguage::python, "tool.py", policy);
+  std::vector<std::pair<int, int>> where;
+  for (const auto& f : report.findings)
+    if (f.rule == "python.blocked-import") where.emplace_back(f.line, f.column);
+  CHECK(where ==
+        std::vector<std::pair<int, int>>{{1, 14}, {2, 16}, {3, 8}, {4, 15}, {5, 5}, {6, 11}});
+  for (const auto& f : report.findings)
+    if (f.rule == "python.blocked-import") CHECK(f.severity == Severity::high);
+  auto first = std::find_if(report.findings.begin(), report.findings.end(),
+                            [](const Finding& f) { return f.rule == "python.blocked-import"; });
+  REQUIRE(first != report.findings.end());
+  CHECK(first->match == "subprocess");
+  CHECK(first->why.find("advisory") != std::string::npos);
+  // Without the policy, or in shell code, nothing of the kind.
+  for (const auto& f : scan_code(code, ScanLanguage::python, "tool.py").findings)
+    CHECK(f.rule != "python.blocked-import");
+  for (const auto& f : scan_code("import subprocess\n", ScanLanguage::bash, "", policy).findings)
+    CHECK(f.rule != "python.blocked-import");
 }

@@ -115,7 +115,7 @@ TEST_CASE("shell_syntax: POSIX word splitting", "[shell]") {
       {"echo \"\xe6\x97\xa5\xe6\x9c\xac\"", {"echo", "\xe6\x97\xa5\xe6\x9c\xac"}},
       {"ls *.py", {"ls", "*.py"}},
       {"ls ~/x", {"ls", "~/x"}},
-      {"FOO=bar cmd", {"FOO=bar", "cmd"}},
+      {"cmd FOO=bar", {"cmd", "FOO=bar"}},
       {"echo {a,b}", {"echo", "{a,b}"}},
       {"echo \"it's\"", {"echo", "it's"}},
       {"echo 'say \"hi\"'", {"echo", "say \"hi\""}},
@@ -157,7 +157,32 @@ TEST_CASE("shell_syntax: the refusal says what to do instead", "[shell]") {
   auto subst = shell_operator_error(*find_shell_operator("echo $(id)"));
   CHECK(subst.hint().find("pass the value itself") != std::string::npos);
   auto nl = shell_operator_error(*find_shell_operator("a\nb"));
-  CHECK(nl.message().find("a newline") != std::string::npos);
+  CHECK(nl.message() ==
+        "command string contains a newline at offset 1, which a shell reads as the end of a "
+        "command, and process.shell is \"off\"");
+  CHECK(nl.hint().find("separate runs") != std::string::npos);
+}
+
+TEST_CASE("shell_syntax: a leading variable assignment is shell syntax", "[shell]") {
+  // `FOO=1 env` is not the program 'FOO=1': only a shell performs the assignment.
+  CHECK(op_in("FOO=1 env") == "FOO=");
+  CHECK(find_shell_operator("  _X9=a b")->offset == 2);
+  CHECK(op_in("A=") == "A=");
+  auto e = shell_operator_error(*find_shell_operator("FOO=1 env"));
+  CHECK(e.code() == "CRD4001");
+  CHECK(e.message() ==
+        "command string starts with the variable assignment 'FOO=...', which only a shell "
+        "performs, and process.shell is \"off\"");
+  CHECK(e.hint().find("env.set") != std::string::npos);
+  CHECK(e.hint().find("\"env\"") != std::string::npos);
+  CHECK(error_code("FOO=1 env") == "CRD4001");
+  // An assignment later in the command is an argument (env and make take them), and a quoted
+  // or non-name word before '=' is no assignment.
+  CHECK(split_command("env FOO=1 printenv FOO") == Words{"env", "FOO=1", "printenv", "FOO"});
+  CHECK(split_command("make CC=gcc") == Words{"make", "CC=gcc"});
+  CHECK(split_command("'FOO=1' x") == Words{"FOO=1", "x"});
+  CHECK(split_command("1A=2 x") == Words{"1A=2", "x"});
+  CHECK(split_command("./a=b") == Words{"./a=b"});
 }
 
 TEST_CASE("shell_syntax: very long input splits in linear time", "[shell]") {

@@ -23,7 +23,8 @@ inline Argument trusted(std::string v) { return Argument{std::move(v), false}; }
 inline Argument untrusted(std::string v) { return Argument{std::move(v), true}; }
 
 /// Checks every argument and returns the plain argv. Throws Error:
-/// CRD4002 an untrusted value starting with '-' (naming its position, 0 = the program);
+/// CRD4002 an untrusted value starting with '-' (naming its position, 0 = the program), unless
+/// a trusted "--" argument came before it (then the program reads it as an operand);
 /// CRD4003 a NUL byte in any argument, or a control character other than tab in an untrusted
 /// one; CRD4006 an empty argument vector or an empty program.
 CORDON_API std::vector<std::string> checked_argv(const std::vector<Argument>& args);

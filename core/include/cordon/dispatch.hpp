@@ -13,7 +13,8 @@
 
 namespace cordon {
 
-/// The local backends tried, in this order, after the policy's `backend.prefer` list.
+/// The local backends tried, in this order, after the policy's `backend.prefer` list: those
+/// that exist for the system cordon was built for (on Linux: landlock, docker).
 CORDON_API const std::vector<std::string>& default_local_backends();
 
 /// True for a backend that runs the command on another machine (`ssh`, `e2b`): it is a

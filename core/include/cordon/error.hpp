@@ -53,6 +53,8 @@ inline constexpr const char* kInputRejected =
     "CRD2014";                                          ///< too large, too deep, binary, not UTF-8
 inline constexpr const char* kBadSettings = "CRD2015";  ///< a backend's settings table is invalid
 inline constexpr const char* kMissingKey = "CRD2016";
+inline constexpr const char* kPolicyWarning =
+    "CRD2017";  ///< warning: valid, but will likely not work as meant
 // CRD3xxx plugins
 inline constexpr const char* kPluginLoad = "CRD3001";
 inline constexpr const char* kPluginSymbol = "CRD3002";

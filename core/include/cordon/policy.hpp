@@ -69,6 +69,9 @@ struct Process {
   std::vector<std::string> blocked_commands;
   std::vector<std::string> allowed_commands;  ///< non-empty: nothing else may be executed
   bool allow_subprocess = true;
+  /// Python modules the command should not import. Advisory: no kernel can stop an import, so
+  /// it asks no capability; `cordon scan --policy` reports such imports, and a run notes it.
+  std::vector<std::string> blocked_imports;
   bool operator==(const Process&) const = default;
 };
 
@@ -120,5 +123,12 @@ CORDON_API const char* to_string(HomeMode mode);
 CORDON_API std::optional<Duration> parse_duration(const std::string& text);
 /// The shortest exact rendering of a duration ("90s", "5m", "250ms").
 CORDON_API std::string format_duration(Duration d);
+
+/// A caller's timeout (a request's, `--timeout`, Invocation::timeout) tightens the policy's
+/// limits.timeout, never loosens it: the error (`code`, naming `source`) that refuses `asked`
+/// when it is longer than the policy's, else nullopt (also when the policy sets none). Pure.
+CORDON_API std::optional<Error> timeout_loosening(const Policy& policy, Duration asked,
+                                                  const std::string& source,
+                                                  const char* code = code::kBadArgument);
 
 }  // namespace cordon

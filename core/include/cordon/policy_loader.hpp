@@ -7,6 +7,8 @@
 
 #include <filesystem>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace cordon {
 
@@ -28,6 +30,20 @@ CORDON_API Policy load_policy_text(const std::string& text, const std::string& n
 
 /// Loads a shipped preset by name ("standard"). Throws ErrorList (CRD2007) for an unknown one.
 CORDON_API Policy load_preset(const std::string& name);
+
+/// True when `ref` names a policy file: it contains '/' or ends in .toml, .yaml or .yml (the
+/// rule of `extends`). Anything else names a shipped preset.
+CORDON_API bool names_policy_file(std::string_view ref);
+
+/// Loads the policy `ref` names wherever a policy is given (--policy, a request's "policy",
+/// `policy check`): a file by names_policy_file(), else a shipped preset. Throws ErrorList; an
+/// unknown preset is CRD2007 listing the presets.
+CORDON_API Policy load_policy(const std::string& ref);
+
+/// What a loaded policy holds that is valid but will likely not work as meant, as warnings
+/// (CRD2017) located where the key was written: `connect_ports` while names cannot resolve,
+/// the advisory `blocked_imports`. `policy check` prints them. Pure.
+CORDON_API std::vector<Error> policy_warnings(const Policy& policy);
 
 /// What `{workspace}` and `~` stand for when paths are expanded.
 struct PathContext {

@@ -28,7 +28,7 @@ struct Invocation {
   Policy policy;                                  ///< resolved: presets, extends and paths applied
   std::vector<std::string> argv;                  ///< checked by the caller (see command.hpp)
   std::filesystem::path workspace;                ///< an existing directory, absolute
-  std::optional<Duration> timeout;                ///< replaces limits.timeout (--timeout)
+  std::optional<Duration> timeout;                ///< shortens limits.timeout; longer: CRD4007
   std::optional<std::string> backend;             ///< the backend named by the caller
   std::optional<std::string> stdin_data;          ///< nullopt: /dev/null
   std::map<std::string, std::string> caller_env;  ///< where env.pass takes values from

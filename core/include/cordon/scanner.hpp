@@ -34,10 +34,17 @@ struct CORDON_API ScanReport {
   bool has_critical() const { return count(Severity::critical) > 0; }
 };
 
+/// What a scan looks for beyond its own rules, from a policy.
+struct ScanPolicy {
+  /// process.blocked_imports: each Python import of one of these modules (or a submodule) is
+  /// a finding "python.blocked-import" — the report of an advisory key no kernel enforces.
+  std::vector<std::string> blocked_imports;
+};
+
 /// Scans `text`; `name` (a file name, may be empty) helps the automatic choice of language.
 /// Lines longer than 8 KiB are scanned in their first 8 KiB only.
 CORDON_API ScanReport scan_code(std::string_view text, ScanLanguage language,
-                                std::string_view name = {});
+                                std::string_view name = {}, const ScanPolicy& policy = {});
 
 CORDON_API const char* to_string(Severity s);
 CORDON_API const char* to_string(ScanLanguage l);

@@ -18,14 +18,15 @@ namespace cordon {
 
 /// A shell operator found in a command string, and where (byte offset, 0-based).
 struct ShellOperator {
-  std::string text;  ///< "|", "&&", ">>", "$(", "`", "\\n", "${", "$NAME", ...
+  std::string text;  ///< "|", "&&", ">>", "$(", "`", "newline", "${", "$NAME", "NAME=", ...
   std::size_t offset = 0;
   bool operator==(const ShellOperator&) const = default;
 };
 
 /// The first shell construct that a plain word splitter would pass through as literal text:
 /// | || & && ; < > >> << <( >( $( ` newline outside quotes, and $( ` ${ $NAME inside double
-/// quotes as well (the shell expands those there). Inside single quotes nothing counts.
+/// quotes as well (the shell expands those there); and a leading variable assignment
+/// (`FOO=1 env`), reported as "FOO=". Inside single quotes nothing counts.
 CORDON_API std::optional<ShellOperator> find_shell_operator(std::string_view text);
 
 /// Splits a command string into words by POSIX rules: blanks separate words; backslash escapes;

@@ -253,18 +253,17 @@ TEST_CASE("escape: cordon's own state is out of reach even where the policy gran
   policy.read_host = true;
   policy.write = std::vector<std::string>{"{workspace}", "~"};
   const std::string state = home + "/.local/state/cordon";
-  auto ran = run_probe(s, policy, "fsop",
-                       {"list", state, "read", state + "/jobs/planted-earlier", "create",
-                        state + "/jobs/forged", "create", home + "/.config/cordon/config.toml",
-                        "create", home + "/.config/other/ok", "rename", home + "/.local",
-                        home + "/.local2"},
-                       extras);
+  auto ran =
+      run_probe(s, policy, "fsop",
+                {"list", state, "read", state + "/jobs/planted-earlier", "create",
+                 state + "/jobs/forged", "create", home + "/.config/cordon/config.toml", "create",
+                 home + "/.config/other/ok", "rename", home + "/.local", home + "/.local2"},
+                extras);
   INFO(ran.describe());
   CHECK_THAT(ran.line("list " + state), IsErr(kReadDenied));
   CHECK_THAT(ran.line("read " + state + "/jobs/planted-earlier"), IsErr(kReadDenied));
   CHECK_THAT(ran.line("create " + state + "/jobs/forged"), IsErr(kHiddenWriteDenied));
-  CHECK_THAT(ran.line("create " + home + "/.config/cordon/config.toml"),
-             IsErr(kHiddenWriteDenied));
+  CHECK_THAT(ran.line("create " + home + "/.config/cordon/config.toml"), IsErr(kHiddenWriteDenied));
   // A directory above the masked state is pinned (as root the command, another user, cannot
   // enter this root-owned home at all).
   CHECK_THAT(ran.line("rename " + home + "/.local"),
@@ -278,6 +277,7 @@ TEST_CASE("escape: cordon's own state is out of reach even where the policy gran
   REQUIRE(ran.json);
   bool reported = false;
   for (const auto& [cap, how] : ran.json->report)
-    reported = reported || (cap == "fs.read.block" && how.find("cordon's own state") != std::string::npos);
+    reported =
+        reported || (cap == "fs.read.block" && how.find("cordon's own state") != std::string::npos);
   CHECK(reported);
 }

@@ -167,10 +167,14 @@ TEST_CASE("jobs: the supervisor takes its job from its starter, never from the j
   fs::path wrapper = s / "cordon-wrapper";
   std::ofstream(wrapper) << "#!/bin/sh\n"
                             "printf '%s\\n' 'version = 1' '[policy]' 'name = \"forged\"' "
-                            "'[filesystem]' 'read = \"host\"' > \"$3/policy.toml\"\n"
+                            "'[filesystem]' 'read = \"host\"' > \"$3/policy.toml.w\"\n"
                             "printf '%s' '{\"argv\":[\"sh\",\"-c\",\"echo forged\"],"
                             "\"config\":\"/nonexistent\",\"plugin_dirs\":[\"/nonexistent\"]}' "
-                            "> \"$3/job.json\"\n"
+                            "> \"$3/job.json.w\"\n"
+                            // Swapped in whole: the test's own reads of job.json must not
+                            // see it half written.
+                            "mv -f \"$3/policy.toml.w\" \"$3/policy.toml\"\n"
+                            "mv -f \"$3/job.json.w\" \"$3/job.json\"\n"
                             "exec \"" CORDON_CLI "\" \"$@\"\n";
   fs::permissions(wrapper, fs::perms(0755));
   auto run = [&](const std::string& extra) {

@@ -21,6 +21,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 #include <cordon/export.hpp>
+#include <cordon/owned_fd.hpp>
 
 #include <cstddef>
 #include <filesystem>
@@ -31,34 +32,6 @@
 #include <vector>
 
 namespace cordon {
-
-/// Owns one file descriptor (-1: none) and closes it when destroyed. Move-only.
-class OwnedFd {
- public:
-  OwnedFd() noexcept = default;
-  explicit OwnedFd(int fd) noexcept : fd_(fd) {}
-  OwnedFd(OwnedFd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
-  OwnedFd& operator=(OwnedFd&& other) noexcept {
-    if (this != &other) reset(std::exchange(other.fd_, -1));
-    return *this;
-  }
-  OwnedFd(const OwnedFd&) = delete;
-  OwnedFd& operator=(const OwnedFd&) = delete;
-  ~OwnedFd() { reset(); }
-
-  int get() const noexcept { return fd_; }
-  explicit operator bool() const noexcept { return fd_ >= 0; }
-  /// Gives the descriptor up without closing it.
-  int release() noexcept { return std::exchange(fd_, -1); }
-  /// Closes the current descriptor, if any, and owns `fd`.
-  void reset(int fd = -1) noexcept {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = fd;
-  }
-
- private:
-  int fd_ = -1;
-};
 
 /// A directory that is cordon's own (see the rules above), held open. Every name passed to a
 /// member is one path component ("job.json"; never "a/b", "." or ".."), else CRD5006.

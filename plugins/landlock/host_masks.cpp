@@ -129,9 +129,10 @@ std::string base_name(const std::string& name) { return name.substr(name.rfind('
 // `busybox su` runs su's code without executing su's file: a busybox that provides a blocked
 // name as an applet is masked too.
 void add_multicall(const std::vector<std::string>& names, const std::string& search,
-                   const std::vector<std::string>& writable, HostView& view) {
+                   const std::vector<std::string>& writable, const AppletsOf& applets_of,
+                   HostView& view) {
   for (const auto& file : resolve_program("busybox", search)) {
-    auto applets = busybox_applets(file);
+    auto applets = applets_of(file);
     for (const auto& name : names) {
       if (std::find(applets.begin(), applets.end(), base_name(name)) == applets.end()) continue;
       view.notes.push_back("'" + file + "' provides the blocked '" + base_name(name) +
@@ -143,10 +144,11 @@ void add_multicall(const std::vector<std::string>& names, const std::string& sea
 }
 
 void add_blocked_programs(const std::vector<std::string>& names, const std::string& search,
-                          const std::vector<std::string>& writable, HostView& view) {
+                          const std::vector<std::string>& writable, const AppletsOf& applets_of,
+                          HostView& view) {
   for (const auto& name : names)
     for (const auto& file : resolve_program(name, search)) add_program(file, writable, view);
-  if (!names.empty()) add_multicall(names, search, writable, view);
+  if (!names.empty()) add_multicall(names, search, writable, applets_of, view);
 }
 
 // mountinfo(5) escapes space, tab, newline and backslash as three octal digits.
@@ -295,12 +297,13 @@ std::vector<std::string> alias_paths(const std::vector<MountLine>& mounts, dev_t
 }
 
 void gather_masks(const Plan& plan, const Writable& writable, const std::string& program_search,
-                  HostView& view) {
+                  const AppletsOf& applets_of, HostView& view) {
   const auto& fsys = plan.policy.filesystem;
   add_blocked(fsys.blocked, writable, view);
   add_own_state(plan.protected_paths, writable, fsys.write_host, view);
   add_aliases(writable, view);
-  add_blocked_programs(plan.policy.process.blocked_commands, program_search, writable.dirs, view);
+  add_blocked_programs(plan.policy.process.blocked_commands, program_search, writable.dirs,
+                       applets_of ? applets_of : AppletsOf(busybox_applets), view);
 }
 
 }  // namespace cordon::landlock

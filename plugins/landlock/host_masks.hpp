@@ -5,6 +5,7 @@
 
 #include <sys/types.h>
 
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,6 +23,9 @@ struct Writable {
   std::vector<gid_t> gids;  ///< the groups it runs with
 };
 
+/// The applet names of the multi-call program `file` (busybox_applets, or a cache of it).
+using AppletsOf = std::function<std::vector<std::string>(const std::string& file)>;
+
 /// Whether a process of `uid` in `gids` can reach `path` now or ever: every directory above it
 /// is searchable by it, or its own (an owner can make it so). Reads the host.
 bool reachable_by(const std::string& path, uid_t uid, const std::vector<gid_t>& gids);
@@ -31,7 +35,7 @@ bool reachable_by(const std::string& path, uid_t uid, const std::vector<gid_t>& 
 /// symlink in a writable directory, and when cordon's own state is missing where the command
 /// could create it.
 void gather_masks(const Plan& plan, const Writable& writable, const std::string& program_search,
-                  HostView& view);
+                  const AppletsOf& applets_of, HostView& view);
 
 /// One line of /proc/self/mountinfo: the mount's file system and what of it is shown where.
 struct MountLine {

@@ -255,7 +255,8 @@ std::vector<gid_t> groups_of(const SandboxUser& user) {
 
 }  // namespace
 
-HostView gather_host_view(const Plan& plan, const SandboxUser& user) {
+HostView gather_host_view(const Plan& plan, const SandboxUser& user,
+                          const MulticallLookup& applets_of) {
   HostView view;
   const auto& fsys = plan.policy.filesystem;
   ResolvedPath ws = resolve_workspace(plan.workspace.string());
@@ -273,7 +274,7 @@ HostView gather_host_view(const Plan& plan, const SandboxUser& user) {
   if (!view.read_host) add_paths(fsys.read, "read", view.read, view, writable);
   if (plan.policy.network.allow) add_resolver(view);
   gather_masks(plan, {writable, user.uid, groups_of(user)},
-               env_path(plan) + ":" + system_search_path(), view);
+               env_path(plan) + ":" + system_search_path(), applets_of, view);
   add_programs(plan.policy.process.allowed_commands, env_path(plan), view.allowed_exec,
                &view.allowed_missing);
   add_interpreters(view.allowed_exec);

@@ -7,6 +7,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -71,7 +72,11 @@ struct SandboxUser {
   std::vector<gid_t> gids;  ///< its groups; empty: cordon's own (getegid and getgroups)
 };
 
-HostView gather_host_view(const Plan& plan, const SandboxUser& user = {});
+/// How the applets of a multi-call program are found (empty: read from the file each time).
+using MulticallLookup = std::function<std::vector<std::string>(const std::string& file)>;
+
+HostView gather_host_view(const Plan& plan, const SandboxUser& user = {},
+                          const MulticallLookup& applets_of = {});
 
 /// Every existing program file `name` resolves to: itself when it contains '/', else each
 /// match in `search_path` (":"-separated), canonical and without duplicates.

@@ -20,6 +20,7 @@
 #include <filesystem>
 #include <utility>
 
+#include "applet_cache.hpp"
 #include "cgroups.hpp"
 #include "host_paths.hpp"
 #include "idmap.hpp"
@@ -238,7 +239,8 @@ std::optional<Plan> for_command_user(const Plan& plan, const Identity& identity,
   return other;
 }
 
-Prepared prepare(const Plan& given, const ProbeFacts& facts, RunResult& result) {
+Prepared prepare(const Plan& given, const ProbeFacts& facts, const MulticallLookup& applets_of,
+                 RunResult& result) {
   Prepared p;
   p.identity = identity_for(given, parse_settings(given.settings), result);
   std::optional<Plan> rehomed = for_command_user(given, p.identity, result);
@@ -247,7 +249,7 @@ Prepared prepare(const Plan& given, const ProbeFacts& facts, RunResult& result) 
   SandboxUser user{p.identity.uid, {}};
   // As root the sandbox runs with its one group; unprivileged, with cordon's groups.
   if (p.identity.parent_writes_maps) user.gids = {p.identity.gid};
-  p.view = gather_host_view(plan, user);
+  p.view = gather_host_view(plan, user, applets_of);
   LayoutOptions options;
   options.home_private = policy.filesystem.home == HomeMode::private_home;
   if (policy.limits.memory_mb) options.tmpfs_bytes = *policy.limits.memory_mb << 20;
@@ -375,7 +377,10 @@ void LandlockBackend::execute(const Plan& plan, OutputSink& sink, RunResult& res
   bool fresh_net = !plan.policy.network.allow && !ports_mode(plan.policy.network);
   KeeperGuard guard{take_prestarted_keeper(fresh_net)};
   if (!guard.keeper) guard.keeper = start_keeper(fresh_net);
-  Prepared p = prepare(plan, facts_, result);
+  // The applets are kept where the probe is, and not at all when it is not (probe_cache.hpp).
+  Prepared p =
+      prepare(plan, facts_,
+              cached_applets(cache_file_ ? context().state_dir : std::filesystem::path()), result);
   ChildData data(plan, p);
   // The keeper builds the tree while the rest is made here.
   if (auto failed = await_keeper(guard.keeper)) throw setup_error(*failed, p.identity);

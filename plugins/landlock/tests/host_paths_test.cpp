@@ -1,11 +1,14 @@
 // The host view's path resolution: canonical forms with and without symlinks on the way.
+#include <elf.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 
+#include "applet_cache.hpp"
 #include "host_masks.hpp"
 #include "host_paths.hpp"
 #include "support.hpp"
@@ -152,4 +155,49 @@ TEST_CASE("host masks: what the command's user cannot reach needs no mask", "[ho
   CHECK(reachable_by(dir + "/inner/secret", stranger, {::getgid()}));  // a member of its group
   REQUIRE(::chmod(dir.c_str(), 0711) == 0);
   CHECK(reachable_by(dir + "/inner/secret", stranger, {}));
+}
+
+TEST_CASE("host masks: busybox's applets are kept by the program's identity", "[host_paths]") {
+  TempDir t("cordon-hp-", ::getuid());
+  std::string root = std::filesystem::canonical(t.path()).string();
+  std::string state = root + "/state", prog = root + "/busybox";
+  // A program file with an ELF header naming a .rodata that holds an applet table.
+  auto make_program = [&](const std::string& applets) {
+    std::string rodata = std::string("x\0[\0[[\0", 7) + applets + std::string("\0\0", 2);
+    Elf64_Ehdr eh{};
+    std::memcpy(eh.e_ident, ELFMAG, SELFMAG);
+    eh.e_ident[EI_CLASS] = ELFCLASS64;
+    eh.e_shentsize = sizeof(Elf64_Shdr);
+    eh.e_shnum = 2;
+    eh.e_shstrndx = 1;
+    std::string names = std::string("\0.rodata\0.shstrtab\0", 19);
+    Elf64_Shdr sh[2]{};
+    eh.e_shoff = sizeof eh;
+    std::size_t data_at = sizeof eh + sizeof sh;
+    sh[0].sh_name = 1;
+    sh[0].sh_offset = data_at;
+    sh[0].sh_size = rodata.size();
+    sh[1].sh_name = 9;
+    sh[1].sh_offset = data_at + rodata.size();
+    sh[1].sh_size = names.size();
+    std::string bytes(reinterpret_cast<const char*>(&eh), sizeof eh);
+    bytes.append(reinterpret_cast<const char*>(sh), sizeof sh);
+    test::write_file(prog, bytes + rodata + names, 0755);
+  };
+  make_program(std::string("su\0true", 7));
+  auto lookup = cached_applets(state);
+  CHECK(lookup(prog) == std::vector<std::string>{"[", "[[", "su", "true"});
+  // The second lookup reads the cache: a cache entry for this identity says what it holds.
+  auto entries = std::filesystem::directory_iterator(state);
+  REQUIRE(entries != std::filesystem::directory_iterator());
+  auto entry = entries->path();
+  CHECK(test::read_file(entry).rfind(applet_key(prog) + "\n", 0) == 0);
+  test::write_file(entry, applet_key(prog) + "\n[\ncached\n", 0600);
+  CHECK(lookup(prog) == std::vector<std::string>{"[", "cached"});
+  // A rewritten program has another identity: it is read again.
+  ::usleep(10000);
+  make_program(std::string("unshare", 7));
+  CHECK(lookup(prog) == std::vector<std::string>{"[", "[[", "unshare"});
+  // Without a state directory nothing is kept.
+  CHECK(cached_applets({})(prog) == std::vector<std::string>{"[", "[[", "unshare"});
 }

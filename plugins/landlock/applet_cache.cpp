@@ -1,0 +1,71 @@
+// The applet cache: one small file per program identity, written atomically.
+#include "applet_cache.hpp"
+
+#include <cordon/error.hpp>
+#include <cordon/private_dir.hpp>
+
+#include <sys/stat.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <sstream>
+
+#include "host_masks.hpp"
+
+namespace cordon::landlock {
+
+namespace {
+
+// 64-bit FNV-1a as 16 hex digits: a short file name for a key.
+std::string short_name(const std::string& key) {
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  for (unsigned char c : key) h = (h ^ c) * 0x100000001b3ULL;
+  char out[32];
+  std::snprintf(out, sizeof out, "applets-%016llx", static_cast<unsigned long long>(h));
+  return out;
+}
+
+std::vector<std::string> lines(const std::string& text, std::size_t skip) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  std::string line;
+  for (std::size_t i = 0; std::getline(in, line); ++i)
+    if (i >= skip && !line.empty()) out.push_back(line);
+  return out;
+}
+
+std::vector<std::string> lookup(const std::filesystem::path& state_dir, const std::string& file) {
+  std::string key = applet_key(file);
+  if (key.empty()) return busybox_applets(file);
+  std::string name = short_name(key);
+  try {
+    if (auto dir = PrivateDir::open(state_dir))
+      if (auto text = dir->read_file(name, 1 << 20); text && text->rfind(key + "\n", 0) == 0)
+        return lines(*text, 1);
+    auto applets = busybox_applets(file);
+    std::string text = key + "\n";
+    for (const auto& a : applets) text += a + "\n";
+    PrivateDir::create(state_dir).write_file(name, text);
+    return applets;
+  } catch (const Error&) {
+    return busybox_applets(file);  // the cache is only a saving
+  }
+}
+
+}  // namespace
+
+std::string applet_key(const std::string& file) {
+  struct stat st {};
+  if (::stat(file.c_str(), &st) != 0) return {};
+  return file + " " + std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino) + " " +
+         std::to_string(st.st_size) + " " + std::to_string(st.st_mtim.tv_sec) + "." +
+         std::to_string(st.st_mtim.tv_nsec) + " " + std::to_string(st.st_ctim.tv_sec) + "." +
+         std::to_string(st.st_ctim.tv_nsec);
+}
+
+AppletLookup cached_applets(std::filesystem::path state_dir) {
+  if (state_dir.empty()) return busybox_applets;
+  return [dir = std::move(state_dir)](const std::string& file) { return lookup(dir, file); };
+}
+
+}  // namespace cordon::landlock

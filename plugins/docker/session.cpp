@@ -8,7 +8,7 @@
 #include <thread>
 
 #include "frames.hpp"
-#include "waiter_blob.hpp"
+#include "trailer_hold.hpp"
 
 namespace cordon::docker {
 
@@ -111,40 +111,6 @@ std::string init_exec_failure(const std::string& stderr_head) {
 
 namespace {
 
-// Holds back the last kTrailerSize bytes of a stream, which may be the pool waiter's trailer.
-class TailHold {
- public:
-  TailHold(std::function<void(std::string_view)> forward, bool active)
-      : forward_(std::move(forward)), active_(active) {}
-  void write(std::string_view chunk) {
-    if (!active_) {
-      forward_(chunk);
-      return;
-    }
-    tail_.append(chunk);
-    if (tail_.size() > kTrailerSize) {
-      forward_(std::string_view(tail_).substr(0, tail_.size() - kTrailerSize));
-      tail_.erase(0, tail_.size() - kTrailerSize);
-    }
-  }
-  /// The trailer's status when the held bytes are the trailer for `nonce`.
-  std::optional<std::int64_t> status(const std::string& nonce) const {
-    return active_ ? trailer_status(tail_, nonce) : std::nullopt;
-  }
-  /// The trailer's status, or nullopt after passing the held bytes on.
-  std::optional<std::int64_t> finish(const std::string& nonce) {
-    auto st = status(nonce);
-    if (!st && !tail_.empty()) forward_(tail_);
-    tail_.clear();
-    return st;
-  }
-
- private:
-  std::function<void(std::string_view)> forward_;
-  bool active_;
-  std::string tail_;
-};
-
 // The exit from the daemon's waiter; after a kill, a daemon that does not answer within the
 // grace has gone astray.
 void await_waiter(Loop& loop) {
@@ -193,8 +159,8 @@ SessionOutcome stream_session(const Plan& plan, const SessionIo& io, const Conta
   // The waiter program ends both streams with its trailer, after every process of the
   // container is gone: once both are in, all output is, and the run is over.
   bool trailed = !io.nonce.empty();
-  TailHold out([&sink](std::string_view d) { sink.write(Stream::out, d); }, trailed);
-  TailHold err([&gate](std::string_view d) { gate.write(d); }, trailed);
+  TrailerHold out([&sink](std::string_view d) { sink.write(Stream::out, d); }, io.nonce);
+  TrailerHold err([&gate](std::string_view d) { gate.write(d); }, io.nonce);
   std::string system_error;
   FrameDecoder decoder([&](FrameStream s, std::string_view data) {
     if (s == FrameStream::out || s == FrameStream::stdin_echo) out.write(data);
@@ -216,14 +182,14 @@ SessionOutcome stream_session(const Plan& plan, const SessionIo& io, const Conta
       }
     // A one-shot run waits for the container's exit too, so that the daemon's state (an OOM
     // kill) is settled when the run ends.
-    if (trailed && !io.waiter && out.status(io.nonce) && err.status(io.nonce)) break;
+    if (trailed && !io.waiter && out.status() && err.status()) break;
     // A container that exited has closed its streams; a daemon that keeps ours open is not
     // waited for long.
     if (io.waiter && io.waiter->done() && !exited_at) exited_at = Clock::now();
     if (exited_at && Clock::now() - *exited_at > std::chrono::seconds(2)) break;
   }
-  err.finish(io.nonce);
-  auto trailer = out.finish(io.nonce);
+  err.finish();
+  auto trailer = out.finish();
   if (io.waiter)
     await_waiter(loop);
   else if (!trailer)

@@ -86,6 +86,47 @@ TEST_CASE("run: stdout and stderr stream separately, stdin is the plan's or empt
   CHECK(empty.out == "done\n");
 }
 
+namespace {
+
+// Lets the command go on only once both of its first lines have reached the sink: output held
+// back until the end would leave it waiting until its own give-up.
+class ReleasingSink final : public OutputSink {
+ public:
+  explicit ReleasingSink(std::string go) : go_(std::move(go)) {}
+  void write(Stream stream, std::string_view chunk) override {
+    (stream == Stream::out ? out : err).append(chunk);
+    if (out == "out-ready\n" && err == "err-ready\n" && !released) {
+      released = true;
+      write_file(go_, "");
+    }
+  }
+  std::string out, err;
+  bool released = false;
+
+ private:
+  std::string go_;
+};
+
+}  // namespace
+
+TEST_CASE("run: output reaches the sink while the command runs", "[docker]") {
+  if (!docker_ready()) return;
+  TempDir ws;
+  auto policy = base_policy(ws.path());
+  ReleasingSink sink(ws / "go");
+  auto r = backend().run(
+      make_plan(policy, ws.path(),
+                {"/bin/sh", "-c",
+                 "echo out-ready; echo err-ready >&2; i=0; "
+                 "while [ ! -e go ] && [ $i -lt 200 ]; do sleep 0.1; i=$((i+1)); done; "
+                 "[ -e go ] && echo released"}),
+      sink);
+  CHECK(r.exit_code == 0);
+  CHECK(sink.released);
+  CHECK(sink.out == "out-ready\nreleased\n");
+  CHECK(sink.err == "err-ready\n");
+}
+
 TEST_CASE("run: output over the cap keeps head and tail", "[docker]") {
   if (!docker_ready()) return;
   TempDir ws;

@@ -11,6 +11,8 @@
 #include "session.hpp"
 #include "settings.hpp"
 #include "support.hpp"
+#include "trailer_hold.hpp"
+#include "waiter_blob.hpp"
 
 using namespace cordon;
 using namespace cordon::docker;
@@ -225,4 +227,60 @@ TEST_CASE("session: the init's exec failure line is recognised", "[unit]") {
         "exec nosuch failed: No such file or directory");
   CHECK(init_exec_failure("[FATAL tini (7)] other\n").empty());
   CHECK(init_exec_failure("exec x failed").empty());
+}
+
+namespace {
+
+std::string trailer_for(const std::string& nonce, std::uint32_t status) {
+  std::string t = nonce;
+  for (int i = 0; i < 4; ++i) t += static_cast<char>((status >> (24 - 8 * i)) & 0xff);
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("trailer hold: the trailer is stripped whatever the piece sizes", "[unit]") {
+  std::string nonce = "0123456789abcdef";
+  // Output that ends with the nonce's first bytes, and contains them elsewhere.
+  std::string output = "hello 0123 world 0123456789abcde";
+  std::string wire = output + trailer_for(nonce, 42);
+  for (std::size_t piece = 1; piece <= wire.size(); ++piece) {
+    std::string got;
+    TrailerHold hold([&got](std::string_view d) { got.append(d); }, nonce);
+    for (std::size_t i = 0; i < wire.size(); i += piece)
+      hold.write(std::string_view(wire).substr(i, piece));
+    REQUIRE(hold.status() == 42);
+    CHECK(hold.finish() == 42);
+    CHECK(got == output);
+  }
+}
+
+TEST_CASE("trailer hold: output is passed on as it comes, not held to the end", "[unit]") {
+  std::string nonce = "0123456789abcdef";
+  std::string got;
+  TrailerHold hold([&got](std::string_view d) { got.append(d); }, nonce);
+  std::string banner = "a banner: http://localhost:8000/\n";
+  hold.write(banner);
+  CHECK(got == banner);
+  CHECK(hold.held() == 0);
+  // Only what could be the trailer's start waits, and only until it cannot be.
+  hold.write("x012");
+  CHECK(got == banner + "x");
+  CHECK(hold.held() == 3);
+  hold.write("y");
+  CHECK(got == banner + "x012y");
+  CHECK(hold.held() == 0);
+  // A stream that ends without the trailer (the container was killed) loses nothing.
+  hold.write("01234");
+  CHECK_FALSE(hold.finish());
+  CHECK(got == banner + "x012y01234");
+}
+
+TEST_CASE("trailer hold: without a nonce everything passes and no status is read", "[unit]") {
+  std::string got;
+  TrailerHold hold([&got](std::string_view d) { got.append(d); }, "");
+  std::string bytes = trailer_for(std::string(16, 'n'), 0);
+  hold.write(bytes);
+  CHECK(got == bytes);
+  CHECK_FALSE(hold.finish());
 }

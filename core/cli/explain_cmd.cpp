@@ -26,6 +26,7 @@ struct Explanation {
   DispatchRequest request;
   Decision decision;
   std::vector<Candidate> candidates;
+  std::vector<std::string> preview;  ///< what the chosen backend would decide before a run
 };
 
 boost::json::object explanation_json(const Explanation& x) {
@@ -48,6 +49,9 @@ boost::json::object explanation_json(const Explanation& x) {
                         {"requirements", std::move(reqs)},
                         {"candidates", std::move(verdicts)}};
   o["backend"] = x.decision.chosen ? boost::json::value(*x.decision.chosen) : boost::json::value();
+  boost::json::array preview;
+  for (const auto& line : x.preview) preview.push_back(boost::json::string(line));
+  o["preview"] = std::move(preview);
   o["refusal"] = nullptr;
   if (x.decision.refusal)
     o["refusal"] = boost::json::object{{"code", x.decision.refusal->code()},
@@ -61,9 +65,11 @@ void print_explanation(const Explanation& x) {
   for (const auto& r : x.requirements)
     std::cout << "  " << std::left << std::setw(23) << r.id << r.clause << "\n";
   std::cout << "\n";
-  if (x.decision.chosen)
+  if (x.decision.chosen) {
     std::cout << "would run on: " << *x.decision.chosen << "\n";
-  else
+    if (!x.preview.empty()) std::cout << "\nas " << *x.decision.chosen << " would run it:\n";
+    for (const auto& line : x.preview) std::cout << "  " << line << "\n";
+  } else
     std::cout << "would be refused:\n" << x.decision.refusal->render() << "\n";
   std::cout << "\ncandidates, in order:\n";
   for (const auto& [name, why] : dispatch_order(x.request).skipped)
@@ -75,8 +81,10 @@ int explain_main(const ExplainArgs& a) {
   Explanation x;
   std::unique_ptr<Registry> registry;
   Config config;
+  Invocation inv;
   try {
     auto workspace = workspace_of(a.workspace);
+    inv.workspace = workspace;
     x.policy = policy_of(a.policy, workspace);
     if (a.timeout) {
       auto d = parse_duration(*a.timeout);
@@ -85,6 +93,9 @@ int explain_main(const ExplainArgs& a) {
       x.policy.limits.timeout = d;
     }
     registry = make_registry(a.runtime, config);
+    inv.config_backends = config.backends;
+    if (a.runtime.config)
+      inv.protected_paths.push_back(std::filesystem::absolute(*a.runtime.config));
   } catch (const ErrorList& e) {
     print_errors(e.errors());
     return 125;
@@ -97,6 +108,11 @@ int explain_main(const ExplainArgs& a) {
   x.decision = choose_backend(
       *registry, x.request, true, &x.candidates,
       [&](const std::string& name) { return backend_settings(x.policy, config.backends, name); });
+  if (x.decision.chosen) {
+    inv.policy = x.policy;
+    inv.host_home = host_home();
+    x.preview = preview_invocation(*registry, inv, *x.decision.chosen);
+  }
   if (a.json)
     std::cout << boost::json::serialize(explanation_json(x)) << "\n";
   else

@@ -183,4 +183,17 @@ RunOutcome run_invocation(Registry& registry, const Invocation& inv, OutputSink&
   return out;
 }
 
+std::vector<std::string> preview_invocation(Registry& registry, const Invocation& inv,
+                                            const std::string& name) {
+  Backend* backend = registry.backend(name);
+  fs::path workspace;
+  if (!backend || check_workspace(inv.workspace, workspace)) return {};
+  std::vector<std::string> state_notes;
+  auto protected_paths = detail::own_state_paths(registry, inv.protected_paths, state_notes);
+  Plan plan = plan_of(inv, workspace, inv.policy, derive_requirements(inv.policy),
+                      backend_settings(inv.policy, inv.config_backends, name));
+  plan.protected_paths = std::move(protected_paths);
+  return backend->preview(plan);
+}
+
 }  // namespace cordon

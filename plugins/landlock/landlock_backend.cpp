@@ -5,8 +5,6 @@
 
 #include <cordon/capabilities.hpp>
 #include <cordon/log.hpp>
-#include <cordon/policy_loader.hpp>
-#include <cordon/user_db.hpp>
 
 #include <fcntl.h>
 #include <sched.h>
@@ -31,6 +29,7 @@
 #include "probe_cache.hpp"
 #include "report.hpp"
 #include "ruleset.hpp"
+#include "run_identity.hpp"
 #include "settings.hpp"
 #include "spawn.hpp"
 #include "supervise.hpp"
@@ -38,15 +37,6 @@
 namespace cordon::landlock {
 
 namespace {
-
-Identity identity_for(const Plan& plan, const Settings& settings, RunResult& result) {
-  struct stat st {};
-  ::stat(plan.workspace.c_str(), &st);
-  IdentityInput in{::geteuid(), ::getegid(), st.st_uid, st.st_gid, settings, lookup_primary_gid};
-  if (in.euid != 0 && (settings.uid || settings.gid))
-    result.notes.push_back("backends.landlock.uid/gid ignored: cordon is not root");
-  return choose_identity(in);
-}
 
 bool ports_mode(const Network& net) {
   return !net.allow && (!net.connect_ports.empty() || !net.bind_ports.empty());
@@ -191,6 +181,14 @@ void LandlockBackend::check_cached_settings(RunResult& result) noexcept {
   }
 }
 
+std::vector<std::string> LandlockBackend::do_preview(const Plan& plan) noexcept {
+  try {
+    return preview_run(plan);
+  } catch (const std::exception& e) {
+    return {std::string("the run could not be previewed: ") + e.what()};
+  }
+}
+
 RunResult LandlockBackend::do_run(const Plan& plan, OutputSink& sink) noexcept {
   RunResult result;
   try {
@@ -218,32 +216,11 @@ struct Prepared {
   bool ports = false;
 };
 
-// `~` is the invoking user's home in the plan. A command that runs as another user gets that
-// user's home for the grants, and the blocked `~` paths of both homes (so that a root cordon
-// running the workspace owner's command keeps that user's ~/.ssh blocked).
-std::optional<Plan> for_command_user(const Plan& plan, const Identity& identity,
-                                     RunResult& result) {
-  if (identity.uid == ::geteuid() || plan.policy.filesystem.from_home.empty()) return std::nullopt;
-  auto user = find_user(identity.uid);
-  std::error_code ec;
-  // nobody's /nonexistent (or any home that is not there) holds nothing to grant or block.
-  if (!user || user->home.empty() || user->home.front() != '/' || user->home == plan.host_home ||
-      !std::filesystem::is_directory(user->home, ec))
-    return std::nullopt;
-  Plan other = plan;
-  other.policy = for_command_home(plan.policy, user->home);
-  other.host_home = user->home;
-  result.notes.push_back("the command runs as uid " + std::to_string(identity.uid) + ": '~' is '" +
-                         user->home + "' for its grants and HOME; blocked '~' paths apply to '" +
-                         plan.host_home.string() + "' and '" + user->home + "'");
-  return other;
-}
-
 Prepared prepare(const Plan& given, const ProbeFacts& facts, const MulticallLookup& applets_of,
                  RunResult& result) {
   Prepared p;
-  p.identity = identity_for(given, parse_settings(given.settings), result);
-  std::optional<Plan> rehomed = for_command_user(given, p.identity, result);
+  p.identity = identity_for(given, parse_settings(given.settings), result.notes);
+  std::optional<Plan> rehomed = for_command_user(given, p.identity, result.notes);
   const Plan& plan = rehomed ? *rehomed : given;
   const Policy& policy = plan.policy;
   SandboxUser user{p.identity.uid, {}};

@@ -235,6 +235,30 @@ TEST_CASE("escape: as root, '~' in blocked paths covers the home of the user the
   bool said = false;
   for (const auto& n : ran.json->notes) said = said || n.find("apply to") != std::string::npos;
   CHECK(said);
+  // explain shows the same expansion before anything runs.
+  auto preview = explain_preview(s, policy);
+  std::string line;
+  for (const auto& l : preview)
+    if (l.rfind("~/." + marker + "/id_key (blocked): ", 0) == 0) line = l;
+  INFO("preview line: " << line);
+  CHECK(line.find(" and " + creds + "/id_key") != std::string::npos);
+}
+
+TEST_CASE("escape: '~' stays cordon's home when the command has no other home, and explain says so",
+          "[escape][userns][fs][blocked][trust]") {
+  Scratch s;
+  // As root a root-owned workspace runs the command as nobody (no home); unprivileged, the
+  // command is cordon's own user: either way one home, cordon's, which the preview names alone.
+  if (running_as_root()) REQUIRE(::chown(s.ws().c_str(), 0, 0) == 0);
+  auto policy = confined(s.root());
+  policy.read_host = true;
+  policy.blocked = std::vector<std::string>{"~/.cordon-escape-none/id_key"};
+  std::string line;
+  for (const auto& l : explain_preview(s, policy))
+    if (l.rfind("~/.cordon-escape-none/id_key (blocked): /", 0) == 0) line = l;
+  INFO("preview line: " << line);
+  CHECK_FALSE(line.empty());
+  CHECK(line.find(" and ") == std::string::npos);
 }
 
 TEST_CASE("escape: cordon's own state is out of reach even where the policy grants its home",

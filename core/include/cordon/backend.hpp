@@ -147,6 +147,11 @@ class CORDON_API Backend {
   /// directories), using `settings` (the [backends.<name>] table) to find it. Never throws.
   GarbageReport collect_garbage(const boost::json::object& settings);
 
+  /// What a run of `plan` would decide before it starts, without starting anything: who the
+  /// command runs as, where `~` points for it, what it could not write. One line each, for
+  /// `cordon explain`; a run notes the same things. Never throws: a failure is a line.
+  std::vector<std::string> preview(const Plan& plan);
+
  protected:
   explicit Backend(BackendContext context);
 
@@ -163,6 +168,8 @@ class CORDON_API Backend {
   virtual std::vector<Error> do_validate_settings(const boost::json::object& settings);
   /// Default: nothing to collect. Override as `noexcept`.
   virtual GarbageReport do_collect_garbage(const boost::json::object& settings);
+  /// Default: nothing to say. Override as `noexcept`.
+  virtual std::vector<std::string> do_preview(const Plan& plan);
 
   const BackendContext& context() const noexcept { return context_; }
   spdlog::logger& log() const noexcept { return *context_.logger; }

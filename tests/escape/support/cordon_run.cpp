@@ -222,6 +222,23 @@ bool backend_would_run(Scratch& scratch, const PolicySpec* policy) {
   return false;
 }
 
+std::vector<std::string> explain_preview(Scratch& scratch, const PolicySpec& policy) {
+  SpawnOptions o;
+  o.argv = {cordon_cli(),  "explain",    "--backend", backend_name(),
+            "--workspace", scratch.ws(), "--policy",  scratch.policy_file(policy.toml()),
+            "--json"};
+  auto setup = backend_flags(scratch);
+  o.argv.insert(o.argv.end(), setup.begin(), setup.end());
+  Exit explained = run_process(o);
+  INFO("cordon explain: status " << explained.status << "\n" << explained.out << explained.err);
+  REQUIRE(explained.status == 0);
+  std::vector<std::string> lines;
+  json::value v = json::parse(explained.out);
+  for (const auto& l : v.as_object().at("preview").as_array())
+    lines.emplace_back(l.as_string().c_str());
+  return lines;
+}
+
 int start_allowance() {
   static const int allowance = [] {
     Scratch s;

@@ -95,6 +95,10 @@ Ran run_probe(Scratch& scratch, const PolicySpec& policy, const std::string& nam
 /// When not, a WARN names what it does not prove, and the test asserts the refusal instead.
 bool backend_would_run(Scratch& scratch, const PolicySpec* policy);
 
+/// The lines of `cordon explain --json`'s "preview" for `policy` in `scratch` (what the backend
+/// would decide before a run: the command's identity, where each `~` path lands).
+std::vector<std::string> explain_preview(Scratch& scratch, const PolicySpec& policy);
+
 /// Seconds to add to a short timeout so that a command still starts well within it on a slower
 /// machine: 0 where the backend under test starts one in under 100 ms, else 4 times what that
 /// takes here (machines of one kind differ up to 4x; docker's create and start take ~0.6 s on a

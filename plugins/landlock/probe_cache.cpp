@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -324,6 +325,24 @@ std::optional<ProbeFacts> load_probe_cache(const fs::path& file, const std::stri
   }
 }
 
+namespace {
+
+// Entries of other fingerprints (an earlier build, boot or kernel) and applet lists of replaced
+// programs are never read again; one untouched for a day goes when a new probe is stored (at
+// worst a build still in use probes once more).
+void prune_stale(const PrivateDir& dir, const std::string& keep) {
+  const std::time_t cutoff = std::time(nullptr) - kStaleEntrySeconds;
+  for (const auto& name : dir.entries()) {
+    if (name == keep || (name.rfind("probe-", 0) != 0 && name.rfind("applets-", 0) != 0)) continue;
+    struct stat st {};
+    if (::fstatat(dir.fd(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+        st.st_mtime < cutoff)
+      dir.remove(name);
+  }
+}
+
+}  // namespace
+
 void store_probe_cache(const fs::path& file, const ProbeFacts& facts,
                        const std::string& fingerprint, const std::string& settings) {
   // Every level cordon's own (PrivateDir): a directory someone else controls is never used,
@@ -333,6 +352,7 @@ void store_probe_cache(const fs::path& file, const ProbeFacts& facts,
     dir.write_file(
         file.filename().string(),
         encode_probe_facts(facts, fingerprint, std::chrono::system_clock::now(), settings), 0600);
+    prune_stale(dir, file.filename().string());
   } catch (const std::exception&) {
     // the cache is an optimisation
   }

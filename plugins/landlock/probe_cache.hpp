@@ -75,8 +75,12 @@ std::optional<ProbeFacts> load_probe_cache(const std::filesystem::path& file,
                                            std::chrono::system_clock::time_point* proven_at,
                                            std::string* settings = nullptr);
 
-/// Writes the cache atomically (0600, in a PrivateDir it creates or verifies). Failures are
-/// ignored: the cache is an optimisation.
+/// Entries ("probe-*", "applets-*") untouched for this long are removed when a probe is stored.
+inline constexpr long kStaleEntrySeconds = 24 * 3600;
+
+/// Writes the cache atomically (0600, in a PrivateDir it creates or verifies), and removes the
+/// directory's stale entries (kStaleEntrySeconds). Failures are ignored: the cache is an
+/// optimisation.
 void store_probe_cache(const std::filesystem::path& file, const ProbeFacts& facts,
                        const std::string& fingerprint, const std::string& settings = {});
 

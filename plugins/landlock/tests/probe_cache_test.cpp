@@ -1,11 +1,13 @@
 // The probe cache: what it keeps, when it is not trusted, and that a forged entry — written by
 // its owner, as a sandbox of an unprivileged cordon could — can only ever cost a re-probe: the
 // next run is neither weakened nor refused.
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <cordon/capabilities.hpp>
 
 #include <chrono>
+#include <ctime>
 #include <fstream>
 #include <optional>
 
@@ -308,4 +310,29 @@ TEST_CASE("probe cache: cgroups a forged entry denies are looked for again", "[p
   CHECK(loaded->cgroups.version == real.version);
   CHECK(loaded->cgroups.memory == real.memory);
   CHECK(loaded->cgroups.evidence == real.evidence);
+}
+
+TEST_CASE("probe cache: storing a probe removes entries untouched for a day, and only those",
+          "[probe-cache]") {
+  StateDir s;
+  auto fp = probe_fingerprint();
+  store_probe_cache(s.file(), trusted_facts(), fp);
+  auto put = [&](const std::string& name, long age_seconds) {
+    std::filesystem::path p = s.backend() / name;
+    write_file(p.string(), "x");
+    timespec times[2] = {{std::time(nullptr) - age_seconds, 0},
+                         {std::time(nullptr) - age_seconds, 0}};
+    REQUIRE(::utimensat(AT_FDCWD, p.c_str(), times, AT_SYMLINK_NOFOLLOW) == 0);
+    return p;
+  };
+  auto old_probe = put("probe-0000000000000000.json", kStaleEntrySeconds + 60);
+  auto old_applets = put("applets-0000000000000000", kStaleEntrySeconds + 60);
+  auto recent = put("probe-1111111111111111.json", 60);
+  auto other = put("not-ours", kStaleEntrySeconds + 60);
+  store_probe_cache(s.file(), trusted_facts(), fp);
+  CHECK_FALSE(std::filesystem::exists(old_probe));
+  CHECK_FALSE(std::filesystem::exists(old_applets));
+  CHECK(std::filesystem::exists(recent));
+  CHECK(std::filesystem::exists(other));
+  CHECK(std::filesystem::exists(s.file()));
 }

@@ -3,6 +3,7 @@
 
 #include <cordon/backend.hpp>
 #include <cordon/export.hpp>
+#include <cordon/jobs.hpp>
 #include <cordon/private_dir.hpp>
 
 #include <cstdint>
@@ -40,7 +41,17 @@ class CORDON_API LogSink final : public OutputSink {
   mutable std::mutex mu_;
 };
 
-/// The last `lines` lines of the file open at `fd`, reading at most its last `window` bytes.
-CORDON_API std::string tail_lines(int fd, std::size_t lines, std::size_t window = 64 * 1024);
+/// The line a rotation writes at the start of the log: `dropped` bytes of output came before
+/// what follows it.
+CORDON_API std::string log_note(std::uint64_t dropped);
+
+/// The last `lines` lines of the log open at `fd` (-1: none yet), reading at most its last
+/// `window` bytes, with a marker line first when the window holds fewer lines (JobManager::
+/// output_tail).
+CORDON_API JobOutput tail_lines(int fd, std::size_t lines, std::size_t window = kTailWindow);
+
+/// The output from `offset` on in the log open at `fd` (-1: none yet), at most `max_bytes`
+/// (JobManager::output_since). Throws Error CRD4007 for an offset past the end.
+CORDON_API JobOutput read_since(int fd, std::uint64_t offset, std::size_t max_bytes);
 
 }  // namespace cordon::detail

@@ -27,7 +27,7 @@ std::string slurp(const fs::path& p) {
 
 }  // namespace
 
-TEST_CASE("fs: write --parents creates missing directories; without it they are CRD4009", "[fs]") {
+TEST_CASE("fs: write --parents creates missing directories, which are CRD4009 without it", "[fs]") {
   Scratch s;
   std::string ws = (s / "ws").string();
   fs::create_directories(ws);

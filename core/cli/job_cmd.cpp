@@ -4,6 +4,7 @@
 
 #include <boost/json.hpp>
 
+#include <charconv>
 #include <iostream>
 
 #include "job_view.hpp"
@@ -24,7 +25,7 @@ struct JobArgs {
   std::string grace = "5s";
   std::string id;
   std::size_t tail = 200;
-  std::optional<std::uint64_t> since;
+  std::optional<std::string> since;
   bool raw = false;
   bool json = false;
   bool all = false;
@@ -46,6 +47,17 @@ Duration duration_arg(const std::string& text, const char* option) {
     throw Error(code::kBadArgument, std::string("bad ") + option + " '" + text + "'",
                 "write a duration such as '250ms', '90s', '5m', '1h' or whole seconds");
   return *d;
+}
+
+// A byte offset: digits only (CLI11 would wrap "-1" to the largest offset).
+std::uint64_t offset_arg(const std::string& text) {
+  std::uint64_t value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || text[0] < '0' || text[0] > '9' || ec != std::errc() ||
+      end != text.data() + text.size())
+    throw Error(code::kBadArgument, "bad --since '" + text + "'",
+                "write a byte offset: 0, or the next offset an earlier call gave");
+  return value;
 }
 
 JobSpec spec_of(const JobArgs& a) {
@@ -106,12 +118,14 @@ void register_start(CLI::App* job, const std::shared_ptr<JobArgs>& a) {
 }
 
 void print_output(const JobArgs& a) {
+  std::optional<std::uint64_t> since;
+  if (a.since) since = offset_arg(*a.since);
   auto m = manager_of(a);
   // The state before the output: once it says the job has ended, the output read after it is
   // all the job wrote.
   std::optional<JobInfo> info;
   if (a.json) info = m.status(a.id);
-  JobOutput out = a.since ? m.output_since(a.id, *a.since) : m.output_tail(a.id, a.tail);
+  JobOutput out = since ? m.output_since(a.id, *since) : m.output_tail(a.id, a.tail);
   if (info) {
     std::cout << boost::json::serialize(output_json(*info, out)) << "\n";
     return;

@@ -55,6 +55,9 @@ TEST_CASE("jobs output: a line longer than the tail's window is shown cut, with 
   auto bad = cordon({"job", "output", id, "--since", "70006", "--state-dir", env.state});
   CHECK(bad.status == 2);
   CHECK(bad.err.find("CRD4007") != std::string::npos);
+  auto negative = cordon({"job", "output", id, "--since", "-1", "--state-dir", env.state});
+  CHECK(negative.status == 2);
+  CHECK(negative.err.find("error[CRD4007]: bad --since '-1'") != std::string::npos);
 }
 
 TEST_CASE("jobs output: polling with --json --since is one process per poll and loses nothing",

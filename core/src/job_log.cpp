@@ -97,7 +97,7 @@ void LogSink::rotate(std::string_view chunk) {
   std::string note = log_note(dropped_ + total - tail.size());
   try {
     dir_.remove(kLogRotateFile);  // left by a rotation that failed half-way
-    OwnedFd out = dir_.create_file(kLogRotateFile, O_RDWR | O_APPEND);
+    OwnedFd out = dir_.create_file(kLogRotateFile, O_RDWR | O_APPEND, kRotatedLogMode);
     if (write_all(out.get(), note) != note.size() || write_all(out.get(), tail) != tail.size())
       throw Error(code::kStateIo, "the disk is full");
     dir_.rename(kLogRotateFile, kLogFile);

@@ -6,6 +6,8 @@
 #include <cordon/jobs.hpp>
 #include <cordon/private_dir.hpp>
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <mutex>
 #include <string>
@@ -16,8 +18,8 @@ namespace cordon::detail {
 /// file never holds more than `cap` bytes (at least 1024): when a chunk would not fit, the
 /// newest output — at most half the cap, from a line start when there is one — is written to
 /// output.log.rotate behind a line saying how many bytes of output in all were dropped, and
-/// renamed over the log. dropped() counts output bytes only, exactly: what was written minus
-/// what the file holds.
+/// renamed over the log (with mode kRotatedLogMode). dropped() counts output bytes only, exactly:
+/// what was written minus what the file holds.
 class CORDON_API LogSink final : public OutputSink {
  public:
   /// Throws Error (CRD5006) when the log cannot be created; `dir` must outlive the sink.
@@ -40,6 +42,10 @@ class CORDON_API LogSink final : public OutputSink {
   OwnedFd fd_;
   mutable std::mutex mu_;
 };
+
+/// The mode of a log a rotation wrote (a new log is 0600): only cordon sets it, so a reader
+/// takes the first line for the note only then, never from the command's own output.
+inline constexpr mode_t kRotatedLogMode = 0400;
 
 /// The line a rotation writes at the start of the log: `dropped` bytes of output came before
 /// what follows it.

@@ -37,9 +37,11 @@ struct Origin {
   std::uint64_t base = 0;
 };
 
-// A note is recognised only when the head of the file is exactly the note for its count.
+// A note is recognised only in a rotated log, when its head is exactly the note for its count.
 Origin origin_of(int fd, std::uint64_t size) {
   static const std::string prefix = "[cordon: ";
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || (st.st_mode & 0777) != kRotatedLogMode) return {};
   std::string head = read_at(fd, 0, static_cast<std::size_t>(std::min<std::uint64_t>(size, 128)));
   if (head.compare(0, prefix.size(), prefix) != 0) return {};
   std::size_t end = prefix.size();

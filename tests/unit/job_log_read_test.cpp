@@ -116,6 +116,18 @@ TEST_CASE("jobs log read: a read capped at max_bytes ends at a newline and says 
   CHECK_FALSE(rest.more);
 }
 
+TEST_CASE("jobs log read: output that looks like cordon's note is the command's output",
+          "[jobs][log]") {
+  Log log;
+  std::string forged = detail::log_note(5000) + "after\n";
+  log.write(forged);
+  auto out = log.since(0);
+  CHECK(out.text == forged);
+  CHECK(out.dropped_bytes == 0);
+  CHECK(out.next_offset == forged.size());
+  CHECK(log.since(forged.size() - 6).text == "after\n");
+}
+
 TEST_CASE("jobs log read: offsets stay valid across rotations, and what was dropped is marked",
           "[jobs][log]") {
   Log log(1024);

@@ -1,5 +1,6 @@
 // `cordon fs write` through the real CLI: --parents, and what a replaced file keeps.
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -59,4 +60,30 @@ TEST_CASE("fs: write keeps the mode of the file it replaces", "[fs]") {
   REQUIRE(::stat((s / "ws" / "run.sh").c_str(), &st) == 0);
   CHECK((st.st_mode & 07777) == 0755);
   CHECK(slurp(s / "ws" / "run.sh") == "#!/bin/sh\necho hi\n");
+}
+
+TEST_CASE("fs: under root, a file the command made stays the command's to append to after a write",
+          "[fs][root][userns]") {
+  if (::geteuid() != 0) {
+    WARN("skipping: needs root (the command runs as the workspace's owner)");
+    return;
+  }
+  Scratch s;
+  std::string ws = (s / "ws").string(), policy = (s / "policy.toml").string();
+  fs::create_directories(ws);
+  REQUIRE(::chown(ws.c_str(), 4242, 4242) == 0);
+  std::ofstream(policy) << "version = 1\n[policy]\nname = \"fs-owner\"\n";
+  if (!landlock_usable(policy)) return;
+  auto run = [&](const std::string& script) {
+    return cordon({"run", "--backend", "landlock", "--policy", policy, "--workspace", ws, "--",
+                   "sh", "-c", script});
+  };
+  REQUIRE(run("echo made > log").status == 0);
+  auto w = fs_write("replaced\n", {"--workspace", ws, "log"});
+  INFO(w.err);
+  REQUIRE(w.status == 0);
+  auto append = run("echo appended >> log");
+  INFO(append.err);
+  CHECK(append.status == 0);
+  CHECK(slurp(s / "ws" / "log") == "replaced\nappended\n");
 }

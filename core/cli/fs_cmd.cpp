@@ -19,6 +19,7 @@ struct FsOptions {
   std::optional<std::string> policy;
   std::string path;
   bool json = false;
+  bool parents = false;
 };
 
 // Exit status of a refused or failed file operation.
@@ -90,9 +91,12 @@ void register_fs(CLI::App& app) {
   add_verb(fs, "read", "print a file", o)->callback([o] {
     with_workspace(*o, [&](Workspace& ws) { std::cout << ws.read(o->path); });
   });
-  add_verb(fs, "write", "replace a file atomically with standard input", o)->callback([o] {
+  auto* write = add_verb(fs, "write", "replace a file atomically with standard input", o);
+  write->add_flag("--parents", o->parents,
+                  "create missing parent directories (none on the way may be a symlink)");
+  write->callback([o] {
     std::string data{std::istreambuf_iterator<char>(std::cin), {}};
-    with_workspace(*o, [&](Workspace& ws) { ws.write(o->path, data); });
+    with_workspace(*o, [&](Workspace& ws) { ws.write(o->path, data, {o->parents}); });
   });
   auto* list = add_verb(fs, "list", "list a directory", o);
   list->add_flag("--json", o->json, "print JSON");

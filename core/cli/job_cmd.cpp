@@ -4,6 +4,7 @@
 
 #include <boost/json.hpp>
 
+#include <charconv>
 #include <iostream>
 
 #include "job_view.hpp"
@@ -24,6 +25,7 @@ struct JobArgs {
   std::string grace = "5s";
   std::string id;
   std::size_t tail = 200;
+  std::optional<std::string> since;
   bool raw = false;
   bool json = false;
   bool all = false;
@@ -47,6 +49,17 @@ Duration duration_arg(const std::string& text, const char* option) {
   return *d;
 }
 
+// A byte offset: digits only (CLI11 would wrap "-1" to the largest offset).
+std::uint64_t offset_arg(const std::string& text) {
+  std::uint64_t value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || text[0] < '0' || text[0] > '9' || ec != std::errc() ||
+      end != text.data() + text.size())
+    throw Error(code::kBadArgument, "bad --since '" + text + "'",
+                "write a byte offset: 0, or the next offset an earlier call gave");
+  return value;
+}
+
 JobSpec spec_of(const JobArgs& a) {
   RunInput in;
   in.policy = a.policy;
@@ -54,7 +67,9 @@ JobSpec spec_of(const JobArgs& a) {
   in.workspace = a.workspace;
   in.command = a.command;
   in.request = a.request;
+  in.timeout = a.timeout;
   in.argv = a.argv;
+  in.job = true;
   Invocation inv = build_invocation(in);
   JobSpec spec;
   spec.policy = std::move(inv.policy);
@@ -63,6 +78,7 @@ JobSpec spec_of(const JobArgs& a) {
   spec.backend = std::move(inv.backend);
   spec.stdin_data = std::move(inv.stdin_data);
   spec.shell_unsafe = inv.shell_unsafe;
+  spec.timeout = inv.timeout;
   return spec;
 }
 
@@ -86,6 +102,8 @@ void register_start(CLI::App* job, const std::shared_ptr<JobArgs>& a) {
   s->add_option("--workspace", a->workspace, "the command's working directory");
   s->add_option("--command", a->command, "one command string instead of PROGRAM ARGS");
   s->add_option("--request", a->request, "a JSON request FILE ('-': stdin)");
+  s->add_option("--timeout", a->timeout,
+                "stop the job after this long, e.g. 90s, 1h (at most limits.job_lifetime)");
   s->add_flag("--json", a->json, "print the job as JSON");
   add_common(s, *a);
   add_runtime_options(s, a->runtime);
@@ -99,26 +117,40 @@ void register_start(CLI::App* job, const std::shared_ptr<JobArgs>& a) {
   });
 }
 
+void print_output(const JobArgs& a) {
+  std::optional<std::uint64_t> since;
+  if (a.since) since = offset_arg(*a.since);
+  auto m = manager_of(a);
+  // The state before the output: once it says the job has ended, the output read after it is
+  // all the job wrote.
+  std::optional<JobInfo> info;
+  if (a.json) info = m.status(a.id);
+  JobOutput out = since ? m.output_since(a.id, *since) : m.output_tail(a.id, a.tail);
+  if (info) {
+    std::cout << boost::json::serialize(output_json(*info, out)) << "\n";
+    return;
+  }
+  if (!a.raw && is_terminal(1)) {
+    TerminalText shown;
+    std::cout << shown.filter(out.text) << shown.finish();
+  } else {
+    std::cout << out.text;
+  }
+  if (a.since) std::cerr << "cordon: next offset " << out.next_offset << "\n";
+}
+
 void register_inspect(CLI::App* job, const std::shared_ptr<JobArgs>& a) {
   auto* out = add_id_verb(job, "output", "print the newest output of a job", *a);
-  out->add_option("--tail", a->tail, "how many lines (default 200)");
-  out->add_flag("--json", a->json, "print JSON");
+  auto* tail = out->add_option("--tail", a->tail, "how many lines (default 200)");
+  out->add_option("--since", a->since,
+                  "everything from this byte offset of the job's output on (0: from the start; "
+                  "else the next offset an earlier call gave), at most 1 MiB per call")
+      ->excludes(tail);
+  out->add_flag("--json", a->json,
+                "print the job's state and exit status, the output and its next offset as JSON");
   out->add_flag("--raw", a->raw,
                 "on a terminal too, print the output's escape sequences unchanged");
-  out->callback([a] {
-    run_verb(kJobError, [&] {
-      auto text = manager_of(*a).output(a->id, a->tail);
-      if (a->json) {
-        std::cout << boost::json::serialize(output_json(a->id, text)) << "\n";
-      } else if (!a->raw && is_terminal(1)) {
-        TerminalText shown;
-        std::cout << shown.filter(text) << shown.finish();
-      } else {
-        std::cout << text;
-      }
-      return 0;
-    });
-  });
+  out->callback([a] { run_verb(kJobError, [&] { return print_output(*a), 0; }); });
   auto* st = add_id_verb(job, "status", "print a job's state", *a);
   st->add_flag("--json", a->json, "print JSON");
   st->callback([a] {

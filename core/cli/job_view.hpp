@@ -10,11 +10,13 @@
 
 namespace cordon::cli {
 
-/// A job as JSON: id, status, pid, backend, log path, argv, workspace, created, and the result
-/// (exit_code, signal, timed_out, duration_ms, report, error) once it has ended.
+/// A job as JSON: id, status, pid, backend, log path, argv, workspace, created, exit_code and
+/// signal (null when they do not apply, as `cordon run --json` has them), timed_out, and once
+/// it has ended duration_ms, report, notes, log_dropped_bytes and error (null when none).
 boost::json::object job_json(const JobInfo& info);
-/// {"id": ..., "output": ...} (base64 with "output_base64" when not UTF-8).
-boost::json::object output_json(const std::string& id, const std::string& text);
+/// The job as job_json() has it, with "output" (or "output_base64" when it is not UTF-8),
+/// "next_offset", "dropped_bytes" and "more" (JobOutput).
+boost::json::object output_json(const JobInfo& info, const JobOutput& out);
 /// Prints one job: `just_started` prints only the id in text form (for scripts).
 void print_job(const JobInfo& info, bool json, bool just_started = false);
 /// Prints a table of jobs, or a JSON array.

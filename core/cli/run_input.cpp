@@ -46,8 +46,11 @@ Duration timeout_of(const std::string& text) {
   return *d;
 }
 
-Duration tightening(const Policy& policy, Duration asked, const char* source, const char* code) {
-  if (auto longer = timeout_loosening(policy, asked, source, code)) throw *longer;
+Duration tightening(const RunInput& in, const Policy& policy, Duration asked, const char* source,
+                    const char* code) {
+  auto longer = in.job ? job_timeout_loosening(policy, asked, source, code)
+                       : timeout_loosening(policy, asked, source, code);
+  if (longer) throw *longer;
   return asked;
 }
 
@@ -89,9 +92,10 @@ Invocation build_invocation(const RunInput& in) {
   inv.backend = req && req->backend ? req->backend : in.backend;
   // Each timeout only shortens the policy's: a request never loosens what the operator set.
   if (in.timeout)
-    inv.timeout = tightening(inv.policy, timeout_of(*in.timeout), "--timeout", code::kBadArgument);
+    inv.timeout =
+        tightening(in, inv.policy, timeout_of(*in.timeout), "--timeout", code::kBadArgument);
   if (req && req->timeout)
-    inv.timeout = tightening(inv.policy, *req->timeout, "request /timeout", code::kBadRequest);
+    inv.timeout = tightening(in, inv.policy, *req->timeout, "request /timeout", code::kBadRequest);
   if (in.stdin_file) inv.stdin_data = read_source(*in.stdin_file, "--stdin");
   if (req && req->stdin_data) inv.stdin_data = req->stdin_data;
   inv.caller_env = caller_environment();

@@ -14,11 +14,15 @@ namespace cordon::cli {
 struct RunInput {
   std::optional<std::string> policy, backend, workspace, timeout, stdin_file, command, request;
   std::vector<std::string> argv;
+  /// For `job start`: the timeouts are the job's lifetime, checked against
+  /// limits.job_lifetime instead of limits.timeout.
+  bool job = false;
 };
 
 /// Builds the invocation: loads the policy (file, preset or the request's inline policy),
 /// prepares the command under the effective shell mode (CRD4001 / CRD4002 / CRD4003), refuses
-/// blocked commands (CRD4005) and request env names the policy does not pass (CRD4006).
+/// blocked commands (CRD4005) and request env names the policy does not pass (CRD4006), and
+/// timeouts longer than the policy's (--timeout: CRD4007, the request's: CRD4006).
 /// Throws Error / ErrorList.
 Invocation build_invocation(const RunInput& input);
 

@@ -1,4 +1,4 @@
-// A job's output log and reading its tail cheaply.
+// A job's output log, written as output arrives and capped keeping the newest.
 #include "job_log.hpp"
 
 #include <fcntl.h>
@@ -40,12 +40,12 @@ std::size_t write_all(int fd, std::string_view data) {
   return done;
 }
 
-std::string note_line(std::uint64_t dropped) {
+}  // namespace
+
+std::string log_note(std::uint64_t dropped) {
   return "[cordon: " + std::to_string(dropped) +
          " bytes of older output dropped (limits.max_log_bytes)]\n";
 }
-
-}  // namespace
 
 LogSink::LogSink(const PrivateDir& dir, std::uint64_t cap)
     : dir_(dir), cap_(std::max<std::uint64_t>(cap, 1024)) {
@@ -94,10 +94,10 @@ void LogSink::rotate(std::string_view chunk) {
   if (auto nl = tail.find('\n'); nl != std::string::npos && nl + 1 < tail.size())
     tail.erase(0, nl + 1);  // start at a line boundary
   std::uint64_t total = kept_ + chunk.size();
-  std::string note = note_line(dropped_ + total - tail.size());
+  std::string note = log_note(dropped_ + total - tail.size());
   try {
     dir_.remove(kLogRotateFile);  // left by a rotation that failed half-way
-    OwnedFd out = dir_.create_file(kLogRotateFile, O_RDWR | O_APPEND);
+    OwnedFd out = dir_.create_file(kLogRotateFile, O_RDWR | O_APPEND, kRotatedLogMode);
     if (write_all(out.get(), note) != note.size() || write_all(out.get(), tail) != tail.size())
       throw Error(code::kStateIo, "the disk is full");
     dir_.rename(kLogRotateFile, kLogFile);
@@ -109,26 +109,6 @@ void LogSink::rotate(std::string_view chunk) {
   dropped_ += total - tail.size();
   note_ = note.size();
   kept_ = tail.size();
-}
-
-std::string tail_lines(int fd, std::size_t lines, std::size_t window) {
-  if (fd < 0) return {};
-  struct stat st {};
-  ::fstat(fd, &st);
-  auto size = static_cast<std::uint64_t>(st.st_size);
-  std::uint64_t from = size > window ? size - window : 0;
-  std::string text = read_range(fd, from, static_cast<std::size_t>(size - from));
-  if (from > 0) {  // the first line is cut: drop it, unless it is all there is
-    auto nl = text.find('\n');
-    if (nl != std::string::npos && nl + 1 < text.size()) text.erase(0, nl + 1);
-  }
-  if (lines == 0) return {};
-  std::size_t end = text.size();
-  if (end > 0 && text[end - 1] == '\n') --end;  // the final newline ends the last line
-  std::size_t start = end;
-  for (std::size_t seen = 0; start > 0; --start)
-    if (text[start - 1] == '\n' && ++seen == lines) break;
-  return text.substr(start);
 }
 
 }  // namespace cordon::detail

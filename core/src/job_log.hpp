@@ -3,7 +3,10 @@
 
 #include <cordon/backend.hpp>
 #include <cordon/export.hpp>
+#include <cordon/jobs.hpp>
 #include <cordon/private_dir.hpp>
+
+#include <sys/types.h>
 
 #include <cstdint>
 #include <mutex>
@@ -15,8 +18,8 @@ namespace cordon::detail {
 /// file never holds more than `cap` bytes (at least 1024): when a chunk would not fit, the
 /// newest output — at most half the cap, from a line start when there is one — is written to
 /// output.log.rotate behind a line saying how many bytes of output in all were dropped, and
-/// renamed over the log. dropped() counts output bytes only, exactly: what was written minus
-/// what the file holds.
+/// renamed over the log (with mode kRotatedLogMode). dropped() counts output bytes only, exactly:
+/// what was written minus what the file holds.
 class CORDON_API LogSink final : public OutputSink {
  public:
   /// Throws Error (CRD5006) when the log cannot be created; `dir` must outlive the sink.
@@ -40,7 +43,21 @@ class CORDON_API LogSink final : public OutputSink {
   mutable std::mutex mu_;
 };
 
-/// The last `lines` lines of the file open at `fd`, reading at most its last `window` bytes.
-CORDON_API std::string tail_lines(int fd, std::size_t lines, std::size_t window = 64 * 1024);
+/// The mode of a log a rotation wrote (a new log is 0600): only cordon sets it, so a reader
+/// takes the first line for the note only then, never from the command's own output.
+inline constexpr mode_t kRotatedLogMode = 0400;
+
+/// The line a rotation writes at the start of the log: `dropped` bytes of output came before
+/// what follows it.
+CORDON_API std::string log_note(std::uint64_t dropped);
+
+/// The last `lines` lines of the log open at `fd` (-1: none yet), reading at most its last
+/// `window` bytes, with a marker line first when the window holds fewer lines (JobManager::
+/// output_tail).
+CORDON_API JobOutput tail_lines(int fd, std::size_t lines, std::size_t window = kTailWindow);
+
+/// The output from `offset` on in the log open at `fd` (-1: none yet), at most `max_bytes`
+/// (JobManager::output_since). Throws Error CRD4007 for an offset past the end.
+CORDON_API JobOutput read_since(int fd, std::uint64_t offset, std::size_t max_bytes);
 
 }  // namespace cordon::detail

@@ -177,7 +177,11 @@ PrivateDir JobManager::dir_of(const std::string& id) const {
 JobInfo JobManager::start(const JobSpec& spec) {
   Policy policy = spec.policy;
   policy.extends.reset();
-  policy.limits.timeout = policy.limits.job_lifetime;  // a job runs until stopped unless capped
+  if (spec.timeout)
+    if (auto longer = job_timeout_loosening(policy, *spec.timeout, "the job's timeout"))
+      throw *longer;
+  // A job runs until stopped unless its lifetime is capped: the deadline of its run.
+  policy.limits.timeout = spec.timeout ? spec.timeout : policy.limits.job_lifetime;
   Config config = load_config(options_.config);
   RegistryOptions ro;
   ro.plugin_dirs = options_.plugin_dirs;
@@ -229,12 +233,30 @@ JobInfo JobManager::start(const JobSpec& spec) {
 
 JobInfo JobManager::status(const std::string& id) const { return info_of(id, dir_of(id)); }
 
-std::string JobManager::output(const std::string& id, std::size_t lines) const {
-  auto dir = dir_of(id);
+namespace {
+
+// The job's log, open for reading (none yet: -1); CRD6001 for an unknown job.
+OwnedFd open_log(const PrivateDir& dir, const std::string& id) {
   if (!dir.open_file(detail::kJobFile, O_RDONLY))
     throw Error(code::kNoSuchJob, "no background job with id '" + id + "'");
-  auto log = dir.open_file(detail::kLogFile, O_RDONLY);
+  return dir.open_file(detail::kLogFile, O_RDONLY);
+}
+
+}  // namespace
+
+JobOutput JobManager::output_tail(const std::string& id, std::size_t lines) const {
+  auto log = open_log(dir_of(id), id);
   return detail::tail_lines(log.get(), lines);
+}
+
+std::string JobManager::output(const std::string& id, std::size_t lines) const {
+  return output_tail(id, lines).text;
+}
+
+JobOutput JobManager::output_since(const std::string& id, std::uint64_t offset,
+                                   std::size_t max_bytes) const {
+  auto log = open_log(dir_of(id), id);
+  return detail::read_since(log.get(), offset, max_bytes);
 }
 
 namespace {

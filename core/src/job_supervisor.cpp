@@ -150,6 +150,10 @@ int supervise_job(const fs::path& named) {
       out = run_invocation(registry, inv, log);
       stopped = watcher.stopped();
     }
+    if (out.result.timed_out && inv.policy.limits.timeout)
+      out.result.notes.push_back("timed out: the job's lifetime of " +
+                                 format_duration(*inv.policy.limits.timeout) +
+                                 " ran out and the job was stopped");
     dropped = log.dropped();
   } catch (const ErrorList& e) {
     out.result.error = e.errors().front();

@@ -120,19 +120,32 @@ std::string format_duration(Duration d) {
   return "0s";
 }
 
-std::optional<Error> timeout_loosening(const Policy& policy, Duration asked,
-                                       const std::string& source, const char* code) {
-  if (!policy.limits.timeout || asked <= *policy.limits.timeout) return std::nullopt;
-  const std::string limit = format_duration(*policy.limits.timeout);
+namespace {
+
+// `asked` longer than the policy's `limit` (limits.`key`): the error refusing it.
+std::optional<Error> loosening(const Policy& policy, Duration asked, std::optional<Duration> limit,
+                               const char* key, const std::string& source, const char* code) {
+  if (!limit || asked <= *limit) return std::nullopt;
+  const std::string max = format_duration(*limit);
   const std::string name = policy.name.empty() ? "the policy" : "policy '" + policy.name + "'";
   return Error(code,
-               source + " '" + format_duration(asked) + "' is longer than limits.timeout (" +
-                   limit + ") of " + name +
-                   ": a caller may shorten the deadline, never lengthen it",
-               "ask for at most " + limit +
-                   ", or run under a policy whose limits.timeout is longer (one that extends it "
-                   "with [limits] timeout = \"" +
+               source + " '" + format_duration(asked) + "' is longer than limits." + key + " (" +
+                   max + ") of " + name + ": a caller may shorten the deadline, never lengthen it",
+               "ask for at most " + max + ", or run under a policy whose limits." + key +
+                   " is longer (one that extends it with [limits] " + key + " = \"" +
                    format_duration(asked) + "\")");
+}
+
+}  // namespace
+
+std::optional<Error> timeout_loosening(const Policy& policy, Duration asked,
+                                       const std::string& source, const char* code) {
+  return loosening(policy, asked, policy.limits.timeout, "timeout", source, code);
+}
+
+std::optional<Error> job_timeout_loosening(const Policy& policy, Duration asked,
+                                           const std::string& source, const char* code) {
+  return loosening(policy, asked, policy.limits.job_lifetime, "job_lifetime", source, code);
 }
 
 }  // namespace cordon

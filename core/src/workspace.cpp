@@ -1,4 +1,4 @@
-// The workspace file API: openat2 beneath a directory descriptor, atomic writes.
+// The workspace file API: openat2 beneath a directory descriptor; reads, listings, removals.
 #include <cordon/workspace.hpp>
 
 #include <dirent.h>
@@ -11,30 +11,20 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <random>
 
 #include "unique_fd.hpp"
+#include "workspace_io.hpp"
 
 namespace cordon {
 
-namespace {
+namespace detail {
 
-using detail::Fd;
-
-Error os_error(std::string_view path, const char* what, int err) {
+Error workspace_error(std::string_view path, const char* what, int err) {
   if (err == EXDEV || err == ELOOP)
     return Error(code::kPathEscape, "path '" + std::string(path) + "' escapes the workspace",
                  "use a path inside the workspace; symlinks may not point out of it");
   return Error(code::kWorkspaceIo,
                std::string(what) + " '" + std::string(path) + "': " + std::strerror(err));
-}
-
-// Temporary names are random so that nothing can pre-create them.
-std::string temp_name(const std::string& leaf) {
-  static thread_local std::mt19937_64 rng{std::random_device{}()};
-  char buf[20];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(rng()));
-  return "." + leaf.substr(0, 64) + ".cordon-" + buf + ".tmp";
 }
 
 std::filesystem::path fd_path(int fd) {
@@ -43,18 +33,31 @@ std::filesystem::path fd_path(int fd) {
   return ec ? std::filesystem::path{} : p;
 }
 
+std::string split_parent(std::string_view path, std::string& leaf) {
+  std::string p(path);
+  while (p.size() > 1 && p.back() == '/') p.pop_back();
+  auto slash = p.rfind('/');
+  leaf = slash == std::string::npos ? p : p.substr(slash + 1);
+  if (leaf.empty() || leaf == "." || leaf == "..")
+    throw Error(code::kPathEscape, "path '" + std::string(path) + "' does not name a file",
+                "name a file inside the workspace");
+  return slash == std::string::npos ? "." : p.substr(0, slash);
+}
+
+}  // namespace detail
+
+namespace {
+
+using detail::Fd;
+using detail::fd_path;
+
 bool within(const std::filesystem::path& p, const std::filesystem::path& dir) {
   auto [d, pi] = std::mismatch(dir.begin(), dir.end(), p.begin(), p.end());
   return d == dir.end();
 }
 
-void write_all(int fd, std::string_view data, std::string_view path) {
-  while (!data.empty()) {
-    ssize_t n = ::write(fd, data.data(), data.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) throw os_error(path, "cannot write", errno);
-    data.remove_prefix(static_cast<std::size_t>(n));
-  }
+Error os_error(std::string_view path, const char* what, int err) {
+  return detail::workspace_error(path, what, err);
 }
 
 }  // namespace
@@ -86,17 +89,9 @@ int Workspace::open_beneath(std::string_view path, int flags, std::uint64_t mode
   return static_cast<int>(fd);
 }
 
-// Opens the directory holding `path` beneath the workspace; `leaf` gets the last component,
-// which must be a plain name (not "", "." or "..").
+// Opens the directory holding `path` beneath the workspace.
 int Workspace::open_parent(std::string_view path, std::string& leaf) const {
-  std::string p(path);
-  while (p.size() > 1 && p.back() == '/') p.pop_back();
-  auto slash = p.rfind('/');
-  leaf = slash == std::string::npos ? p : p.substr(slash + 1);
-  if (leaf.empty() || leaf == "." || leaf == "..")
-    throw Error(code::kPathEscape, "path '" + std::string(path) + "' does not name a file",
-                "name a file inside the workspace");
-  std::string parent = slash == std::string::npos ? "." : p.substr(0, slash);
+  std::string parent = detail::split_parent(path, leaf);
   if (parent.empty()) parent = "/";  // "/x": openat2 refuses the absolute path (CRD4004)
   return open_beneath(parent, O_PATH | O_DIRECTORY);
 }
@@ -136,29 +131,6 @@ std::string Workspace::read(std::string_view path) const {
       throw Error(code::kWorkspaceIo, "'" + std::string(path) + "' grew over the read cap");
   }
   return out;
-}
-
-void Workspace::write(std::string_view path, std::string_view data) const {
-  if (data.size() > rules_.max_write_bytes)
-    throw Error(code::kWorkspaceIo, "writing " + std::to_string(data.size()) + " bytes to '" +
-                                        std::string(path) + "' is over the cap of " +
-                                        std::to_string(rules_.max_write_bytes));
-  std::string leaf;
-  Fd dir(open_parent(path, leaf));
-  refuse_blocked(dir.fd, path, leaf);
-  std::string tmp = temp_name(leaf);
-  Fd out(::openat(dir.fd, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
-  if (out.fd < 0) throw os_error(path, "cannot create a temporary file for", errno);
-  try {
-    write_all(out.fd, data, path);
-    if (::fsync(out.fd) != 0) throw os_error(path, "cannot sync", errno);
-    // renameat replaces `leaf` itself, never what a symlink of that name points to.
-    if (::renameat(dir.fd, tmp.c_str(), dir.fd, leaf.c_str()) != 0)
-      throw os_error(path, "cannot replace", errno);
-  } catch (...) {
-    ::unlinkat(dir.fd, tmp.c_str(), 0);
-    throw;
-  }
 }
 
 std::vector<WorkspaceEntry> Workspace::list(std::string_view path) const {

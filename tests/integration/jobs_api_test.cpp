@@ -66,3 +66,30 @@ TEST_CASE("jobs: JobManager::stop_all stops every job it started, side by side",
   other_manager.stop_all(1s);
   CHECK(other_manager.status(other).status == cordon::JobStatus::stopped);
 }
+
+TEST_CASE("jobs: JobSpec::timeout may only shorten limits.job_lifetime", "[jobs][api]") {
+  itest::Scratch s;
+  auto workspace = s / "ws";
+  std::filesystem::create_directories(workspace);
+  std::string policy = (s / "policy.toml").string();
+  std::ofstream(policy) << "version = 1\n[policy]\nname = \"lifetime\"\n[limits]\n"
+                        << "job_lifetime = \"10s\"\n";
+  cordon::JobManagerOptions options;
+  options.state_dir = s / "state";
+  options.cordon_exe = CORDON_CLI;
+  cordon::JobManager manager(options);
+  cordon::JobSpec spec;
+  spec.workspace = workspace;
+  spec.policy =
+      cordon::resolve_paths(cordon::load_policy_file(policy), {workspace, "/nonexistent-home"});
+  spec.argv = {"true"};
+  spec.timeout = 11s;
+  try {
+    manager.start(spec);
+    FAIL("a timeout longer than limits.job_lifetime was accepted");
+  } catch (const cordon::Error& e) {
+    CHECK(e.code() == "CRD4006");
+    CHECK(std::string(e.message()).find("limits.job_lifetime (10s)") != std::string::npos);
+  }
+  CHECK(manager.list(true).empty());
+}

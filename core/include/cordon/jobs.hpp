@@ -60,6 +60,24 @@ struct JobInfo {
   std::vector<std::string> cleanup;
 };
 
+/// A piece of a job's output. Offsets count the bytes of everything the job wrote (stdout and
+/// stderr in the order they arrived) from its start, so they stay valid when the log drops its
+/// oldest output (limits.max_log_bytes).
+struct JobOutput {
+  /// The output, with a line "[cordon: ...]" wherever some of what was asked for is not shown
+  /// (dropped from the log, or before the window of a tail).
+  std::string text;
+  /// Where the output returned ends: output_since() continues from it.
+  std::uint64_t next_offset = 0;
+  /// Bytes asked for that the log no longer holds (output_since() from an old offset).
+  std::uint64_t dropped_bytes = 0;
+  /// output_since() stopped at its `max_bytes`: more output is there already.
+  bool more = false;
+};
+
+/// How much output_tail() reads at most, from the end of the log.
+inline constexpr std::size_t kTailWindow = 64 * 1024;
+
 /// The longest grace a stop gives (a longer one is shortened to it).
 inline constexpr Duration kMaxStopGrace = std::chrono::hours(1);
 
@@ -71,6 +89,11 @@ struct JobSpec {
   std::optional<std::string> backend;  ///< named backend, or dispatch by policy
   std::optional<std::string> stdin_data;
   bool shell_unsafe = false;
+  /// The job's lifetime: when it passes, the job is stopped (SIGTERM to the whole job, SIGKILL
+  /// after the backend's grace), its result says `timed_out` and its notes say why. It may only
+  /// shorten the policy's limits.job_lifetime (start() refuses a longer one, CRD4006). None: the
+  /// policy's limits.job_lifetime, or until stopped.
+  std::optional<Duration> timeout;
 };
 
 /// How a JobManager finds its state, its supervisor program and its plugins.
@@ -98,8 +121,19 @@ class CORDON_API JobManager {
   JobInfo start(const JobSpec& spec);
   /// The job's state now.
   JobInfo status(const std::string& id) const;
-  /// The last `lines` lines of the job's output, reading at most the last 64 KiB of the log.
+  /// The last `lines` lines of the job's output, reading at most the last kTailWindow bytes of
+  /// the log. When those bytes hold fewer lines than asked for, a marker line says so first; a
+  /// line longer than the window is shown cut, behind a marker. `next_offset` is the end of the
+  /// output now, for output_since().
+  JobOutput output_tail(const std::string& id, std::size_t lines = 200) const;
+  /// output_tail(id, lines).text.
   std::string output(const std::string& id, std::size_t lines = 200) const;
+  /// The job's output from byte `offset` on (0: from the start; else a `next_offset` returned
+  /// before), at most `max_bytes` of it (cut after a newline when there is one). Output the log
+  /// dropped in the meantime is counted in `dropped_bytes` and marked in the text. An offset
+  /// past the end of the output is refused (CRD4007).
+  JobOutput output_since(const std::string& id, std::uint64_t offset,
+                         std::size_t max_bytes = 1024 * 1024) const;
   /// Blocks until the job has ended or `timeout` passed; returns its state either way.
   JobInfo wait(const std::string& id, std::optional<Duration> timeout = std::nullopt) const;
   /// SIGTERM to the whole job, then SIGKILL after `grace` (at most kMaxStopGrace); returns the

@@ -130,5 +130,11 @@ CORDON_API std::string format_duration(Duration d);
 CORDON_API std::optional<Error> timeout_loosening(const Policy& policy, Duration asked,
                                                   const std::string& source,
                                                   const char* code = code::kBadArgument);
+/// The same rule for a background job, whose deadline is its lifetime: a caller's timeout
+/// (JobSpec::timeout, `job start --timeout`, a job request's) may only shorten
+/// limits.job_lifetime. Pure.
+CORDON_API std::optional<Error> job_timeout_loosening(const Policy& policy, Duration asked,
+                                                      const std::string& source,
+                                                      const char* code = code::kBadRequest);
 
 }  // namespace cordon

@@ -1,0 +1,89 @@
+// `cordon fs write` through the real CLI: --parents, and what a replaced file keeps.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "cli.hpp"
+
+using namespace itest;
+namespace fs = std::filesystem;
+
+namespace {
+
+// `printf DATA | cordon fs write ARGS...` (the verb reads standard input).
+escape::Exit fs_write(const std::string& data, const std::vector<std::string>& args) {
+  escape::SpawnOptions o;
+  o.argv = {"/bin/sh", "-c", "d=$1; shift; printf %s \"$d\" | \"$0\" fs write \"$@\"", CORDON_CLI,
+            data};
+  o.argv.insert(o.argv.end(), args.begin(), args.end());
+  return escape::run_process(o);
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+}  // namespace
+
+TEST_CASE("fs: write --parents creates missing directories, which are CRD4009 without it", "[fs]") {
+  Scratch s;
+  std::string ws = (s / "ws").string();
+  fs::create_directories(ws);
+  auto refused = fs_write("note", {"--workspace", ws, "notes/a.txt"});
+  CHECK(refused.status == 2);
+  CHECK(refused.err.find("CRD4009") != std::string::npos);
+  CHECK_FALSE(fs::exists(s / "ws" / "notes"));
+  auto made = fs_write("note", {"--workspace", ws, "--parents", "notes/deeper/a.txt"});
+  INFO(made.err);
+  CHECK(made.status == 0);
+  CHECK(slurp(s / "ws" / "notes" / "deeper" / "a.txt") == "note");
+  fs::create_symlink(s / "ws" / "notes", s / "ws" / "link");
+  auto linked = fs_write("x", {"--workspace", ws, "--parents", "link/b/c.txt"});
+  CHECK(linked.status == 2);
+  CHECK(linked.err.find("CRD4004") != std::string::npos);
+  CHECK_FALSE(fs::exists(s / "ws" / "notes" / "b"));
+}
+
+TEST_CASE("fs: write keeps the mode of the file it replaces", "[fs]") {
+  Scratch s;
+  std::string ws = (s / "ws").string();
+  fs::create_directories(ws);
+  std::ofstream(s / "ws" / "run.sh") << "#!/bin/sh\n";
+  fs::permissions(s / "ws" / "run.sh", fs::perms(0755));
+  auto r = fs_write("#!/bin/sh\necho hi\n", {"--workspace", ws, "run.sh"});
+  INFO(r.err);
+  CHECK(r.status == 0);
+  struct stat st {};
+  REQUIRE(::stat((s / "ws" / "run.sh").c_str(), &st) == 0);
+  CHECK((st.st_mode & 07777) == 0755);
+  CHECK(slurp(s / "ws" / "run.sh") == "#!/bin/sh\necho hi\n");
+}
+
+TEST_CASE("fs: under root, a file the command made stays the command's to append to after a write",
+          "[fs][root][userns]") {
+  if (::geteuid() != 0) {
+    WARN("skipping: needs root (the command runs as the workspace's owner)");
+    return;
+  }
+  Scratch s;
+  std::string ws = (s / "ws").string(), policy = (s / "policy.toml").string();
+  fs::create_directories(ws);
+  REQUIRE(::chown(ws.c_str(), 4242, 4242) == 0);
+  std::ofstream(policy) << "version = 1\n[policy]\nname = \"fs-owner\"\n";
+  if (!landlock_usable(policy)) return;
+  auto run = [&](const std::string& script) {
+    return cordon({"run", "--backend", "landlock", "--policy", policy, "--workspace", ws, "--",
+                   "sh", "-c", script});
+  };
+  REQUIRE(run("echo made > log").status == 0);
+  auto w = fs_write("replaced\n", {"--workspace", ws, "log"});
+  INFO(w.err);
+  REQUIRE(w.status == 0);
+  auto append = run("echo appended >> log");
+  INFO(append.err);
+  CHECK(append.status == 0);
+  CHECK(slurp(s / "ws" / "log") == "replaced\nappended\n");
+}

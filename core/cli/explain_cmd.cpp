@@ -26,6 +26,7 @@ struct Explanation {
   DispatchRequest request;
   Decision decision;
   std::vector<Candidate> candidates;
+  std::vector<std::string> warnings;  ///< the chosen backend's, for a run in this workspace
 };
 
 boost::json::object explanation_json(const Explanation& x) {
@@ -48,6 +49,9 @@ boost::json::object explanation_json(const Explanation& x) {
                         {"requirements", std::move(reqs)},
                         {"candidates", std::move(verdicts)}};
   o["backend"] = x.decision.chosen ? boost::json::value(*x.decision.chosen) : boost::json::value();
+  boost::json::array warnings;
+  for (const auto& w : x.warnings) warnings.push_back(boost::json::string(w));
+  o["warnings"] = std::move(warnings);
   o["refusal"] = nullptr;
   if (x.decision.refusal)
     o["refusal"] = boost::json::object{{"code", x.decision.refusal->code()},
@@ -61,9 +65,10 @@ void print_explanation(const Explanation& x) {
   for (const auto& r : x.requirements)
     std::cout << "  " << std::left << std::setw(23) << r.id << r.clause << "\n";
   std::cout << "\n";
-  if (x.decision.chosen)
+  if (x.decision.chosen) {
     std::cout << "would run on: " << *x.decision.chosen << "\n";
-  else
+    for (const auto& w : x.warnings) std::cout << "warning: " << w << "\n";
+  } else
     std::cout << "would be refused:\n" << x.decision.refusal->render() << "\n";
   std::cout << "\ncandidates, in order:\n";
   for (const auto& [name, why] : dispatch_order(x.request).skipped)
@@ -71,12 +76,26 @@ void print_explanation(const Explanation& x) {
   for (const auto& c : x.candidates) std::cout << describe(judge(x.requirements, c), 2) << "\n";
 }
 
+// What the chosen backend would note before a run of this policy in `workspace` starts.
+std::vector<std::string> warnings_of(Registry& registry, const Explanation& x, const Config& config,
+                                     const std::filesystem::path& workspace) {
+  Backend* backend = registry.backend(*x.decision.chosen);
+  if (!backend) return {};
+  Plan plan;
+  plan.policy = x.policy;
+  plan.requirements = x.requirements;
+  plan.workspace = workspace;
+  plan.settings = backend_settings(x.policy, config.backends, *x.decision.chosen);
+  return backend->warnings(plan);
+}
+
 int explain_main(const ExplainArgs& a) {
   Explanation x;
   std::unique_ptr<Registry> registry;
   Config config;
+  std::filesystem::path workspace;
   try {
-    auto workspace = workspace_of(a.workspace);
+    workspace = workspace_of(a.workspace);
     x.policy = policy_of(a.policy, workspace);
     if (a.timeout) {
       auto d = parse_duration(*a.timeout);
@@ -97,6 +116,7 @@ int explain_main(const ExplainArgs& a) {
   x.decision = choose_backend(
       *registry, x.request, true, &x.candidates,
       [&](const std::string& name) { return backend_settings(x.policy, config.backends, name); });
+  if (x.decision.chosen) x.warnings = warnings_of(*registry, x, config, workspace);
   if (a.json)
     std::cout << boost::json::serialize(explanation_json(x)) << "\n";
   else

@@ -114,6 +114,16 @@ GarbageReport Backend::collect_garbage(const boost::json::object& settings) {
 
 GarbageReport Backend::do_collect_garbage(const boost::json::object&) { return {}; }
 
+std::vector<std::string> Backend::warnings(const Plan& plan) {
+  return guarded([&] { return do_warnings(plan); },
+                 [this](const std::string& what) {
+                   return std::vector<std::string>{"backend '" + name() +
+                                                   "' failed to check the run: " + what};
+                 });
+}
+
+std::vector<std::string> Backend::do_warnings(const Plan&) { return {}; }
+
 std::string unproven_lines(const Requirements& reqs, const ProbeResult& probe) {
   std::string lines;
   for (const auto& r : reqs)

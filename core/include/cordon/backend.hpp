@@ -146,6 +146,10 @@ class CORDON_API Backend {
   /// Removes what runs of a cordon that was killed left behind (containers, remote
   /// directories), using `settings` (the [backends.<name>] table) to find it. Never throws.
   GarbageReport collect_garbage(const boost::json::object& settings);
+  /// What a run of `plan` would find wrong before anything runs, worded as the run's notes
+  /// would word it (landlock: a workspace the command's user cannot write). For `cordon
+  /// explain`; the run itself notes the same. Never throws.
+  std::vector<std::string> warnings(const Plan& plan);
 
  protected:
   explicit Backend(BackendContext context);
@@ -163,6 +167,8 @@ class CORDON_API Backend {
   virtual std::vector<Error> do_validate_settings(const boost::json::object& settings);
   /// Default: nothing to collect. Override as `noexcept`.
   virtual GarbageReport do_collect_garbage(const boost::json::object& settings);
+  /// Default: nothing to say. Override as `noexcept`.
+  virtual std::vector<std::string> do_warnings(const Plan& plan);
 
   const BackendContext& context() const noexcept { return context_; }
   spdlog::logger& log() const noexcept { return *context_.logger; }

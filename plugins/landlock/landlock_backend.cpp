@@ -33,18 +33,24 @@
 #include "settings.hpp"
 #include "spawn.hpp"
 #include "supervise.hpp"
+#include "workspace_access.hpp"
 
 namespace cordon::landlock {
 
 namespace {
 
+// The identity of the run, with a note where it cannot write the workspace it is granted.
 Identity identity_for(const Plan& plan, const Settings& settings, RunResult& result) {
-  struct stat st {};
-  ::stat(plan.workspace.c_str(), &st);
-  IdentityInput in{::geteuid(), ::getegid(), st.st_uid, st.st_gid, settings, lookup_primary_gid};
+  auto dir = dir_access(plan.workspace.string());
+  IdentityInput in{::geteuid(),        ::getegid(), dir ? dir->uid : 0,
+                   dir ? dir->gid : 0, settings,    lookup_primary_gid};
   if (in.euid != 0 && (settings.uid || settings.gid))
     result.notes.push_back("backends.landlock.uid/gid ignored: cordon is not root");
-  return choose_identity(in);
+  Identity identity = choose_identity(in);
+  if (dir)
+    if (auto note = unwritable_workspace_note(identity, *dir, plan.workspace.string()))
+      result.notes.push_back(*note);
+  return identity;
 }
 
 bool ports_mode(const Network& net) {
@@ -89,13 +95,23 @@ Error setup_error(const ChildReport& r, const Identity& identity) {
 
 // What the sandbox's group counted, read before it is removed.
 struct Totals {
-  bool memory_limit_hit = false;
+  std::uint64_t oom_kills = 0;
   std::optional<std::uint64_t> peak_memory;
 };
 
 Totals totals_of(const SandboxCgroup* cg) {
   if (!cg) return {};
-  return {cg->memory_limit_hit(), cg->peak_memory()};
+  return {cg->oom_kills().value_or(0), cg->peak_memory()};
+}
+
+double seconds(const timeval& t) { return static_cast<double>(t.tv_sec) + t.tv_usec / 1e6; }
+
+// Which limit ended the run, in its notes; the memory limit can only have killed something
+// where the group counted a kill.
+void note_limits(const Plan& plan, const Totals& cg, RunResult& result) {
+  if (cg.oom_kills == 0 || result.timed_out || !plan.policy.limits.memory_mb) return;
+  result.notes.push_back(
+      memory_limit_note(*plan.policy.limits.memory_mb, result.signal == SIGKILL));
 }
 
 void fill_outcome(const Outcome& out, const Plan& plan, const Identity& identity, const Totals& cg,
@@ -116,20 +132,19 @@ void fill_outcome(const Outcome& out, const Plan& plan, const Identity& identity
     result.exit_code = WEXITSTATUS(out.wait_status);
   } else if (out.exited && WIFSIGNALED(out.wait_status)) {
     result.signal = WTERMSIG(out.wait_status);
-  } else if (cg.memory_limit_hit) {
-    result.signal = SIGKILL;
-    result.notes.push_back("the sandbox was killed by its memory limit");
+  } else if (cg.oom_kills > 0) {
+    result.signal = SIGKILL;  // the kernel's OOM kill took the command before it was waited for
   } else {
     result.error =
         Error(code::kBackendFault, "the command's process ended without a status or a report");
   }
-  if (cg.memory_limit_hit && !result.timed_out)
-    result.notes.push_back("the memory limit was reached");
-  result.cpu_seconds = static_cast<double>(out.usage.ru_utime.tv_sec + out.usage.ru_stime.tv_sec) +
-                       (out.usage.ru_utime.tv_usec + out.usage.ru_stime.tv_usec) / 1e6;
+  note_limits(plan, cg, result);
+  // The keeper reaps every orphan: its usage with the command's is the whole sandbox's.
+  result.cpu_user_seconds = seconds(out.usage.ru_utime);
+  result.cpu_system_seconds = seconds(out.usage.ru_stime);
+  result.cpu_seconds = *result.cpu_user_seconds + *result.cpu_system_seconds;
+  // ru_maxrss is one process's peak, not the sandbox's: only a memory group measures that.
   result.peak_memory_bytes = cg.peak_memory;
-  if (!result.peak_memory_bytes)
-    result.peak_memory_bytes = static_cast<std::uint64_t>(out.usage.ru_maxrss) * 1024;
 }
 
 }  // namespace
@@ -187,6 +202,16 @@ void LandlockBackend::check_cached_settings(RunResult& result) noexcept {
         "cordon process probes afresh");
   } catch (const std::exception&) {
     drop_probe_cache(*cache_file_);
+  }
+}
+
+std::vector<std::string> LandlockBackend::do_warnings(const Plan& plan) noexcept {
+  try {
+    RunResult result;
+    identity_for(plan, parse_settings(plan.settings), result);
+    return result.notes;
+  } catch (const std::exception& e) {
+    return {std::string("cannot check the run's identity: ") + e.what()};
   }
 }
 
@@ -250,7 +275,8 @@ Prepared prepare(const Plan& given, const ProbeFacts& facts, RunResult& result) 
   p.view = gather_host_view(plan, user);
   LayoutOptions options;
   options.home_private = policy.filesystem.home == HomeMode::private_home;
-  if (policy.limits.memory_mb) options.tmpfs_bytes = *policy.limits.memory_mb << 20;
+  // Half the memory total: a command filling /tmp or HOME gets ENOSPC, not the OOM killer.
+  if (policy.limits.memory_mb) options.tmpfs_bytes = (*policy.limits.memory_mb << 20) / 2;
   p.layout = plan_layout(p.view, options);
   p.ports = ports_mode(policy.network);
   const int abi = landlock_abi();

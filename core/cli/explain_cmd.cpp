@@ -26,7 +26,7 @@ struct Explanation {
   DispatchRequest request;
   Decision decision;
   std::vector<Candidate> candidates;
-  std::vector<std::string> preview;  ///< what the chosen backend would decide before a run
+  RunPreview preview;  ///< what the chosen backend would decide before a run
 };
 
 boost::json::object explanation_json(const Explanation& x) {
@@ -49,9 +49,11 @@ boost::json::object explanation_json(const Explanation& x) {
                         {"requirements", std::move(reqs)},
                         {"candidates", std::move(verdicts)}};
   o["backend"] = x.decision.chosen ? boost::json::value(*x.decision.chosen) : boost::json::value();
-  boost::json::array preview;
-  for (const auto& line : x.preview) preview.push_back(boost::json::string(line));
-  o["preview"] = std::move(preview);
+  boost::json::array facts, warnings;
+  for (const auto& line : x.preview.facts) facts.push_back(boost::json::string(line));
+  for (const auto& w : x.preview.warnings) warnings.push_back(boost::json::string(w));
+  o["preview"] = std::move(facts);
+  o["warnings"] = std::move(warnings);
   o["refusal"] = nullptr;
   if (x.decision.refusal)
     o["refusal"] = boost::json::object{{"code", x.decision.refusal->code()},
@@ -67,8 +69,10 @@ void print_explanation(const Explanation& x) {
   std::cout << "\n";
   if (x.decision.chosen) {
     std::cout << "would run on: " << *x.decision.chosen << "\n";
-    if (!x.preview.empty()) std::cout << "\nas " << *x.decision.chosen << " would run it:\n";
-    for (const auto& line : x.preview) std::cout << "  " << line << "\n";
+    const auto& facts = x.preview.facts;
+    if (!facts.empty()) std::cout << "\nas " << *x.decision.chosen << " would run it:\n";
+    for (const auto& line : facts) std::cout << "  " << line << "\n";
+    for (const auto& w : x.preview.warnings) std::cout << "warning: " << w << "\n";
   } else
     std::cout << "would be refused:\n" << x.decision.refusal->render() << "\n";
   std::cout << "\ncandidates, in order:\n";

@@ -54,6 +54,16 @@ void put_text(boost::json::object& o, const char* key, const std::string& bytes)
   if (!utf8) o[std::string(key) + "_base64"] = true;
 }
 
+// Only what the backend measured: a figure it could not take is left out, never shown as 0.
+boost::json::object resources_json(const RunResult& r) {
+  boost::json::object o;
+  if (r.peak_memory_bytes) o["peak_memory_bytes"] = *r.peak_memory_bytes;
+  if (r.cpu_user_seconds) o["cpu_user_seconds"] = *r.cpu_user_seconds;
+  if (r.cpu_system_seconds) o["cpu_system_seconds"] = *r.cpu_system_seconds;
+  if (r.processes_started) o["processes_started"] = *r.processes_started;
+  return o;
+}
+
 }  // namespace
 
 boost::json::value error_json(const std::optional<Error>& e) {
@@ -72,6 +82,7 @@ boost::json::object run_json(const RunOutcome& outcome, const CollectSink& outpu
   o["stdout_truncated"] = r.stdout_truncated;
   o["stderr_truncated"] = r.stderr_truncated;
   o["duration_ms"] = r.duration.count();
+  o["resources"] = resources_json(r);
   o["backend"] =
       outcome.backend.empty() ? boost::json::value(nullptr) : boost::json::value(outcome.backend);
   boost::json::array report;

@@ -114,15 +114,17 @@ GarbageReport Backend::collect_garbage(const boost::json::object& settings) {
 
 GarbageReport Backend::do_collect_garbage(const boost::json::object&) { return {}; }
 
-std::vector<std::string> Backend::preview(const Plan& plan) {
-  return guarded([&] { return do_preview(plan); },
-                 [this](const std::string& what) {
-                   return std::vector<std::string>{"backend '" + name() +
-                                                   "' could not preview the run: " + what};
-                 });
+RunPreview Backend::preview(const Plan& plan) {
+  return guarded(
+      [&] { return do_preview(plan); },
+      [this](const std::string& what) {
+        RunPreview failed;
+        failed.warnings.push_back("backend '" + name() + "' could not preview the run: " + what);
+        return failed;
+      });
 }
 
-std::vector<std::string> Backend::do_preview(const Plan&) { return {}; }
+RunPreview Backend::do_preview(const Plan&) { return {}; }
 
 std::string unproven_lines(const Requirements& reqs, const ProbeResult& probe) {
   std::string lines;

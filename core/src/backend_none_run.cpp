@@ -148,7 +148,9 @@ RunResult none_result(const SpawnOutcome& o, const Plan& plan) {
   if (o.wait_status && WIFEXITED(*o.wait_status)) r.exit_code = WEXITSTATUS(*o.wait_status);
   if (o.wait_status && WIFSIGNALED(*o.wait_status)) r.signal = WTERMSIG(*o.wait_status);
   r.timed_out = o.timed_out;
-  r.cpu_seconds = o.cpu_seconds;
+  r.cpu_user_seconds = o.cpu_user_seconds;
+  r.cpu_system_seconds = o.cpu_system_seconds;
+  r.cpu_seconds = o.cpu_user_seconds + o.cpu_system_seconds;
   if (o.stopped) r.notes.push_back("stopped: every process of the command was killed");
   if (o.leftovers > 0)
     r.notes.push_back(std::to_string(o.leftovers) + " process" + (o.leftovers == 1 ? "" : "es") +

@@ -62,6 +62,9 @@ json::object result_to_json(const RunResult& r) {
                  {"notes", std::move(notes)}};
   if (r.peak_memory_bytes) o["peak_memory_bytes"] = *r.peak_memory_bytes;
   if (r.cpu_seconds) o["cpu_seconds"] = *r.cpu_seconds;
+  if (r.cpu_user_seconds) o["cpu_user_seconds"] = *r.cpu_user_seconds;
+  if (r.cpu_system_seconds) o["cpu_system_seconds"] = *r.cpu_system_seconds;
+  if (r.processes_started) o["processes_started"] = *r.processes_started;
   if (r.error)
     o["error"] = {
         {"code", r.error->code()}, {"message", r.error->message()}, {"hint", r.error->hint()}};
@@ -101,6 +104,11 @@ RunResult result_from_json(const json::object& o) {
   if (o.contains("peak_memory_bytes"))
     r.peak_memory_bytes = number<std::uint64_t>(o, "peak_memory_bytes", 0);
   if (o.contains("cpu_seconds")) r.cpu_seconds = number<double>(o, "cpu_seconds", 0);
+  if (o.contains("cpu_user_seconds")) r.cpu_user_seconds = number<double>(o, "cpu_user_seconds", 0);
+  if (o.contains("cpu_system_seconds"))
+    r.cpu_system_seconds = number<double>(o, "cpu_system_seconds", 0);
+  if (o.contains("processes_started"))
+    r.processes_started = number<std::uint64_t>(o, "processes_started", 0);
   if (auto* rep = o.if_contains("report"); rep && rep->is_array())
     for (const auto& e : rep->get_array())
       if (e.is_object())

@@ -1,4 +1,4 @@
-// RunResult helpers: the CLI exit status convention.
+// RunResult helpers: the CLI exit status convention, the wording of a memory-limit kill.
 #include <cordon/result.hpp>
 
 namespace cordon {
@@ -13,6 +13,12 @@ int RunResult::cli_status() const {
   if (timed_out) return 124;
   if (signal > 0) return 128 + signal;
   return exit_code >= 0 ? exit_code : 125;
+}
+
+std::string memory_limit_note(std::uint64_t memory_mb, bool command_killed) {
+  std::string limit = "the memory limit (limits.memory_mb = " + std::to_string(memory_mb) + ")";
+  if (command_killed) return "killed by " + limit;
+  return limit + " was reached: the kernel killed a process of the sandbox";
 }
 
 }  // namespace cordon

@@ -183,8 +183,7 @@ RunOutcome run_invocation(Registry& registry, const Invocation& inv, OutputSink&
   return out;
 }
 
-std::vector<std::string> preview_invocation(Registry& registry, const Invocation& inv,
-                                            const std::string& name) {
+RunPreview preview_invocation(Registry& registry, const Invocation& inv, const std::string& name) {
   Backend* backend = registry.backend(name);
   fs::path workspace;
   if (!backend || check_workspace(inv.workspace, workspace)) return {};

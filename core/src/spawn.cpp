@@ -233,7 +233,8 @@ SpawnOutcome outcome_of(const std::string& bytes, int supervisor_status) {
   if (r.has_status) out.wait_status = r.status;
   out.timed_out = r.timed_out != 0;
   out.leftovers = r.leftovers;
-  out.cpu_seconds = static_cast<double>(r.cpu_usec) / 1e6;
+  out.cpu_user_seconds = static_cast<double>(r.cpu_user_usec) / 1e6;
+  out.cpu_system_seconds = static_cast<double>(r.cpu_system_usec) / 1e6;
   return out;
 }
 

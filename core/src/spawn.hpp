@@ -48,9 +48,10 @@ struct SpawnOutcome {
   int failed_item = 0;                         ///< for rlimit: the resource
   std::optional<int> wait_status;              ///< the command's status, as from waitpid
   bool timed_out = false;
-  int leftovers = 0;       ///< descendants still alive after the command exited, all killed
-  double cpu_seconds = 0;  ///< user + system time of the whole tree
-  bool stopped = false;    ///< the stop token asked for a kill and the tree was killed
+  int leftovers = 0;            ///< descendants still alive after the command exited, all killed
+  double cpu_user_seconds = 0;  ///< user time of the whole tree
+  double cpu_system_seconds = 0;
+  bool stopped = false;              ///< the stop token asked for a kill and the tree was killed
   std::optional<std::string> fault;  ///< the supervisor itself failed
 };
 

@@ -233,7 +233,7 @@ void run_supervisor(const ChildPlan& plan, const ChildFds& fds) {
   ::sigprocmask(SIG_SETMASK, &all, nullptr);
   sigemptyset(&wake);
   for (int s : {SIGCHLD, SIGTERM, SIGHUP, SIGINT, SIGQUIT, kTerminateSignal}) sigaddset(&wake, s);
-  SupervisorReport report{kReportMagic, 0, 0, 0, 0, 0, 0, 0, 0};
+  SupervisorReport report{kReportMagic, 0, 0, 0, 0, 0, 0, 0, 0, 0};
   int failure_pipe[2];
   pid_t me = ::getpid();
   // Not dumpable: a process of the same user can neither ptrace this one nor write its memory.
@@ -267,8 +267,8 @@ void run_supervisor(const ChildPlan& plan, const ChildFds& fds) {
   kill_tree(tree, wake);
   rusage ru{};
   ::getrusage(RUSAGE_CHILDREN, &ru);
-  report.cpu_usec = (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000LL + ru.ru_utime.tv_usec +
-                    ru.ru_stime.tv_usec;
+  report.cpu_user_usec = ru.ru_utime.tv_sec * 1000000LL + ru.ru_utime.tv_usec;
+  report.cpu_system_usec = ru.ru_stime.tv_sec * 1000000LL + ru.ru_stime.tv_usec;
   if (got == static_cast<ssize_t>(sizeof failure)) {
     report.stage = failure.stage;
     report.error = failure.error;

@@ -48,7 +48,8 @@ struct SupervisorReport {
   std::int32_t status;
   std::int32_t timed_out;
   std::int32_t leftovers;
-  std::int64_t cpu_usec;
+  std::int64_t cpu_user_usec;  ///< of the whole tree (the supervisor is its subreaper)
+  std::int64_t cpu_system_usec;
 };
 inline constexpr std::uint32_t kReportMagic = 0x63726431;  // "crd1"
 

@@ -60,7 +60,10 @@ void fill_outcome(const SessionOutcome& out, const json::object& state, const Pl
   } else {
     result.exit_code = static_cast<int>(status);
   }
-  if (oom) result.notes.push_back("the memory limit was reached");
+  // State.OOMKilled: the kernel's OOM killer took a process of the container (its limit).
+  if (oom && plan.policy.limits.memory_mb)
+    result.notes.push_back(
+        memory_limit_note(*plan.policy.limits.memory_mb, result.signal == SIGKILL));
 }
 
 // The refusal for a waiter that found itself root (uid, gid or a supplementary group 0),

@@ -34,8 +34,9 @@ std::string_view field(std::string_view line, int index) {
   return line.substr(pos, line.find(' ', pos) - pos);
 }
 
+// O_TRUNC as a shell's `>` does: the kernel's files ignore it, a simulated tree's need it.
 bool write_text(const std::string& path, const std::string& text) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  int fd = ::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
   if (fd < 0) return false;
   bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
   int err = errno;
@@ -48,6 +49,16 @@ void must_write(const std::string& path, const std::string& text) {
   if (!write_text(path, text))
     throw Error(code::kIsolationFailed,
                 "cgroup: cannot write '" + text + "' to '" + path + "': " + std::strerror(errno));
+}
+
+// The value of `key` in a flat-keyed file ("oom_kill 3" lines); nullopt when it is not there.
+std::optional<std::uint64_t> count_of(const std::string& text, const std::string& key) {
+  std::istringstream in(text);
+  std::string name;
+  std::uint64_t value = 0;
+  while (in >> name >> value)
+    if (name == key) return value;
+  return std::nullopt;
 }
 
 bool has_word(const std::string& list, const std::string& word) {
@@ -64,10 +75,9 @@ struct Mounts {
   std::string memory, pids, cpu;
 };
 
-Mounts cgroup_mounts() {
+Mounts cgroup_mounts(const std::string& mountinfo) {
   Mounts m;
-  std::string text = read_text_or_empty("/proc/self/mountinfo");
-  std::string_view all(text);
+  std::string_view all(mountinfo);
   while (!all.empty()) {
     std::string_view line = all.substr(0, all.find('\n'));
     all.remove_prefix(std::min(all.size(), line.size() + 1));
@@ -85,12 +95,10 @@ Mounts cgroup_mounts() {
   return m;
 }
 
-// Our own group in each hierarchy: "" -> v2 path, "memory" -> v1 path, ... (/proc/self/cgroup
-// is read once per probe).
-std::string own_group(const std::string& controller) {
-  static thread_local std::string text;
-  if (controller.empty() || text.empty()) text = read_text_or_empty("/proc/self/cgroup");
-  std::istringstream in(text);
+// Our own group in each hierarchy of `self_cgroup` (/proc/self/cgroup): "" -> v2 path,
+// "memory" -> v1 path, ...
+std::string own_group(const std::string& self_cgroup, const std::string& controller) {
+  std::istringstream in(self_cgroup);
   std::string line;
   while (std::getline(in, line)) {
     auto first = line.find(':');
@@ -113,19 +121,18 @@ std::string unique_name(const char* prefix) {
 }
 
 // Creates and removes a test group under `dir`; true when both worked.
-bool can_create(const std::string& dir, const char* file_expected) {
+bool can_create(const CgroupOps& ops, const std::string& dir, const char* file_expected) {
   std::string test = dir + "/" + unique_name("cordon-probe-");
-  if (::mkdir(test.c_str(), 0755) != 0) return false;
+  if (ops.make_group(test) != 0) return false;
   bool ok = file_expected == nullptr || ::access((test + "/" + file_expected).c_str(), F_OK) == 0;
-  ::rmdir(test.c_str());
+  ops.remove_group(test);
   return ok;
 }
 
 // Swap the kernel does not charge to a group lets the group's processes grow past its memory
 // limit into swap: the limit is then no total. `accounting_file` is the group's swap limit.
-bool swap_escapes(const std::string& accounting_file) {
-  return lists_swap(read_text_or_empty("/proc/swaps")) &&
-         ::access(accounting_file.c_str(), F_OK) != 0;
+bool swap_escapes(const CgroupHost& host, const std::string& accounting_file) {
+  return lists_swap(host.swaps) && ::access(accounting_file.c_str(), F_OK) != 0;
 }
 
 std::string unaccounted_swap(const std::string& file) {
@@ -135,7 +142,7 @@ std::string unaccounted_swap(const std::string& file) {
 
 // v2: the highest ancestor of our group that we own (root owns the whole tree), provided it
 // enables memory and pids for its children.
-bool probe_v2(const Mounts& m, uid_t euid, CgroupSupport& out) {
+bool probe_v2(const CgroupHost& host, const Mounts& m, uid_t euid, CgroupSupport& out) {
   if (m.v2.empty()) return false;
   std::string controllers = read_text_or_empty(m.v2 + "/cgroup.controllers");
   if (!has_word(controllers, "memory") || !has_word(controllers, "pids")) {
@@ -144,7 +151,7 @@ bool probe_v2(const Mounts& m, uid_t euid, CgroupSupport& out) {
   }
   std::string base = m.v2;
   if (euid != 0) {
-    std::string own = own_group("");
+    std::string own = own_group(host.self_cgroup, "");
     std::string walk = m.v2 + own;
     base.clear();
     while (walk.size() > m.v2.size()) {
@@ -159,17 +166,20 @@ bool probe_v2(const Mounts& m, uid_t euid, CgroupSupport& out) {
     }
   }
   std::string parent = base + "/cordon";
-  if (::mkdir(parent.c_str(), 0755) != 0 && errno != EEXIST) return false;
+  if (int e = host.ops.make_group(parent); e != 0 && e != EEXIST) {
+    out.evidence = "cgroup v2: cannot create " + parent + ": " + std::strerror(e);
+    return false;
+  }
   bool cpu = has_word(read_text_or_empty(parent + "/cgroup.controllers"), "cpu");
   write_text(parent + "/cgroup.subtree_control", cpu ? "+memory +pids +cpu" : "+memory +pids");
-  if (!can_create(parent, "memory.max")) {
+  if (!can_create(host.ops, parent, "memory.max")) {
     out.evidence = "cgroup v2: cannot create a group with memory.max under " + parent;
     return false;
   }
   out.version = CgroupVersion::v2;
   out.pids = true;
-  out.memory = !swap_escapes(parent + "/memory.swap.max");
-  out.cpu = cpu && can_create(parent, "cpu.max");
+  out.memory = !swap_escapes(host, parent + "/memory.swap.max");
+  out.cpu = cpu && can_create(host.ops, parent, "cpu.max");
   out.v2_dir = parent;
   out.evidence = "cgroup v2 under " + parent;
   if (!out.memory) out.evidence += unaccounted_swap("memory.swap.max");
@@ -184,14 +194,14 @@ bool writable_v1(const std::string& dir) {
          ::access((dir + "/cgroup.procs").c_str(), W_OK) == 0;
 }
 
-bool probe_v1(const Mounts& m, CgroupSupport& out) {
-  auto dir_for = [](const std::string& mnt, const char* controller) {
-    return mnt.empty() ? std::string() : mnt + own_group(controller);
+bool probe_v1(const CgroupHost& host, const Mounts& m, CgroupSupport& out) {
+  auto dir_for = [&host](const std::string& mnt, const char* controller) {
+    return mnt.empty() ? std::string() : mnt + own_group(host.self_cgroup, controller);
   };
   std::string memory = dir_for(m.memory, "memory"), pids = dir_for(m.pids, "pids"),
               cpu = dir_for(m.cpu, "cpu");
   out.memory = writable_v1(memory);
-  bool swap = out.memory && swap_escapes(memory + "/memory.memsw.limit_in_bytes");
+  bool swap = out.memory && swap_escapes(host, memory + "/memory.memsw.limit_in_bytes");
   out.memory = out.memory && !swap;
   out.pids = writable_v1(pids);
   out.cpu = writable_v1(cpu);
@@ -223,17 +233,36 @@ bool lists_swap(const std::string& proc_swaps) {
          proc_swaps.find_first_not_of(" \n", first) != std::string::npos;
 }
 
+const CgroupOps& kernel_cgroup_ops() {
+  static const CgroupOps ops{
+      [](const std::string& dir) { return ::mkdir(dir.c_str(), 0755) == 0 ? 0 : errno; },
+      [](const std::string& dir) { return ::rmdir(dir.c_str()) == 0 ? 0 : errno; }};
+  return ops;
+}
+
+CgroupHost kernel_cgroup_host() {
+  return {read_text_or_empty("/proc/self/mountinfo"), read_text_or_empty("/proc/self/cgroup"),
+          read_text_or_empty("/proc/swaps"), kernel_cgroup_ops()};
+}
+
 CgroupSupport probe_cgroups(uid_t euid) noexcept {
   CgroupSupport out;
   try {
-    if (cgroups_switched_off()) {
-      out.evidence = "cgroups switched off by " + cgroups_knob();
-      return out;
-    }
-    Mounts m = cgroup_mounts();
-    if (probe_v2(m, euid, out)) return out;
+    if (!cgroups_switched_off()) return probe_cgroups(euid, kernel_cgroup_host());
+    out.evidence = "cgroups switched off by " + cgroups_knob();
+  } catch (...) {
+    out.evidence = "cgroup discovery failed";
+  }
+  return out;
+}
+
+CgroupSupport probe_cgroups(uid_t euid, const CgroupHost& host) noexcept {
+  CgroupSupport out;
+  try {
+    Mounts m = cgroup_mounts(host.mountinfo);
+    if (probe_v2(host, m, euid, out)) return out;
     std::string v2_reason = out.evidence;
-    if (probe_v1(m, out)) return out;
+    if (probe_v1(host, m, out)) return out;
     if (!v2_reason.empty()) out.evidence = v2_reason + "; " + out.evidence;
   } catch (...) {
     out = CgroupSupport{};
@@ -242,8 +271,9 @@ CgroupSupport probe_cgroups(uid_t euid) noexcept {
   return out;
 }
 
-SandboxCgroup::SandboxCgroup(const CgroupSupport& s, const CgroupLimits& limits)
-    : version_(s.version) {
+SandboxCgroup::SandboxCgroup(const CgroupSupport& s, const CgroupLimits& limits,
+                             const CgroupOps& ops)
+    : version_(s.version), ops_(ops) {
   try {
     create(s, limits);
   } catch (...) {
@@ -256,12 +286,12 @@ void SandboxCgroup::create(const CgroupSupport& s, const CgroupLimits& limits) {
   std::string name = unique_name("cordon-");
   // A group of this name already there was left by a cordon with this pid that was killed
   // (nothing of its sandbox is left to stop the removal of an empty group).
-  auto make = [](std::string& member, const std::string& dir) {
-    int rc = ::mkdir(dir.c_str(), 0755);
-    if (rc != 0 && errno == EEXIST && ::rmdir(dir.c_str()) == 0) rc = ::mkdir(dir.c_str(), 0755);
-    if (rc != 0)
+  auto make = [this](std::string& member, const std::string& dir) {
+    int e = ops_.make_group(dir);
+    if (e == EEXIST && ops_.remove_group(dir) == 0) e = ops_.make_group(dir);
+    if (e != 0)
       throw Error(code::kIsolationFailed,
-                  "cgroup: cannot create '" + dir + "': " + std::strerror(errno));
+                  "cgroup: cannot create '" + dir + "': " + std::strerror(e));
     member = dir;
   };
   if (version_ == CgroupVersion::v2) {
@@ -321,11 +351,12 @@ bool SandboxCgroup::remove(int attempts) noexcept {
     // The last tasks may still be leaving the group for a moment after the keeper was reaped.
     for (int attempt = 0; attempt < attempts; ++attempt) {
       if (attempt > 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-      if (::rmdir(dir->c_str()) == 0 || errno == ENOENT) {
+      int e = ops_.remove_group(*dir);
+      if (e == 0 || e == ENOENT) {
         dir->clear();
         break;
       }
-      if (errno != EBUSY) break;
+      if (e != EBUSY) break;
     }
     gone = gone && dir->empty();
   }
@@ -344,32 +375,12 @@ std::optional<std::uint64_t> SandboxCgroup::peak_memory() const {
   }
 }
 
-bool SandboxCgroup::memory_limit_hit() const {
-  if (memory_.empty()) return false;
-  if (version_ == CgroupVersion::v2) {
-    std::istringstream in(read_text_or_empty(memory_ + "/memory.events"));
-    std::string key;
-    std::uint64_t value = 0;
-    while (in >> key >> value)
-      if ((key == "oom_kill" || key == "max") && value > 0) return true;
-    return false;
-  }
-  // v1 charges memory+swap first: with both limits equal, memsw may be the one that fails. A
-  // v1 group's OOM killer runs only when a charge fails, which these counters count: with
-  // both at zero, memory.oom_control has nothing to add.
-  bool counted = false;
-  for (const char* counter : {"/memory.failcnt", "/memory.memsw.failcnt"}) {
-    std::string failcnt = read_text_or_empty(memory_ + counter);
-    if (!failcnt.empty() && failcnt != "0\n" && failcnt != "0") return true;
-    counted = counted || !failcnt.empty();
-  }
-  if (counted) return false;
-  std::istringstream in(read_text_or_empty(memory_ + "/memory.oom_control"));
-  std::string key;
-  std::uint64_t value = 0;
-  while (in >> key >> value)
-    if (key == "oom_kill" && value > 0) return true;
-  return false;
+std::optional<std::uint64_t> SandboxCgroup::oom_kills() const {
+  if (memory_.empty()) return std::nullopt;
+  // Only the kills count: "max" (v2) and failcnt (v1) also count the charges that reclaim
+  // satisfied, e.g. page cache pushed out by a large write.
+  const char* file = version_ == CgroupVersion::v2 ? "/memory.events" : "/memory.oom_control";
+  return count_of(read_text_or_empty(memory_ + file), "oom_kill");
 }
 
 }  // namespace cordon::landlock

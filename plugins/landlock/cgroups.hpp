@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -32,8 +33,33 @@ struct CgroupSupport {
 /// charged to cgroups (no memsw / memory.swap.max files), the probe proves no memory total.
 bool lists_swap(const std::string& proc_swaps);
 
+/// Making and removing groups: mkdir(2) and rmdir(2) on a cgroup filesystem, where the kernel
+/// fills a new group with its interface files. Each returns 0 or an errno value.
+struct CgroupOps {
+  std::function<int(const std::string&)> make_group;
+  std::function<int(const std::string&)> remove_group;
+};
+
+/// Where the cgroup code finds the kernel: what it reads of /proc, and how it makes groups. The
+/// backend passes the running kernel's; the tests, a simulated tree laid out as a kernel's.
+struct CgroupHost {
+  std::string mountinfo;    ///< the text of /proc/self/mountinfo
+  std::string self_cgroup;  ///< the text of /proc/self/cgroup
+  std::string swaps;        ///< the text of /proc/swaps
+  CgroupOps ops;
+};
+
+/// mkdir(2) (mode 0755) and rmdir(2).
+const CgroupOps& kernel_cgroup_ops();
+
+/// The running kernel's /proc/self/mountinfo, /proc/self/cgroup and /proc/swaps, with
+/// kernel_cgroup_ops().
+CgroupHost kernel_cgroup_host();
+
 /// Finds a usable hierarchy by creating (and removing) a test group. Never throws.
 CgroupSupport probe_cgroups(uid_t euid) noexcept;
+/// The same on `host`.
+CgroupSupport probe_cgroups(uid_t euid, const CgroupHost& host) noexcept;
 
 /// What a sandbox's group enforces; unset fields are not written.
 struct CgroupLimits {
@@ -47,7 +73,8 @@ struct CgroupLimits {
 class SandboxCgroup {
  public:
   /// Creates and configures the group. Throws cordon::Error (CRD1003).
-  SandboxCgroup(const CgroupSupport& support, const CgroupLimits& limits);
+  SandboxCgroup(const CgroupSupport& support, const CgroupLimits& limits,
+                const CgroupOps& ops = kernel_cgroup_ops());
   ~SandboxCgroup();
   SandboxCgroup(const SandboxCgroup&) = delete;
   SandboxCgroup& operator=(const SandboxCgroup&) = delete;
@@ -65,8 +92,9 @@ class SandboxCgroup {
   int leave_fd() const noexcept { return leave_fd_; }
   /// Peak memory of the group, when the kernel reports it.
   std::optional<std::uint64_t> peak_memory() const;
-  /// True when the memory limit killed or refused something.
-  bool memory_limit_hit() const;
+  /// How many processes the group's memory limit killed (v1 memory.oom_control, v2
+  /// memory.events: `oom_kill`); nullopt without a memory group or where the kernel has no count.
+  std::optional<std::uint64_t> oom_kills() const;
   /// Removes the groups if no task is left in them, without waiting; true when they are gone.
   bool remove_if_empty() noexcept;
 
@@ -76,6 +104,7 @@ class SandboxCgroup {
   bool remove(int attempts = 200) noexcept;
 
   CgroupVersion version_;
+  CgroupOps ops_;
   std::string memory_;  ///< group directories (v2: memory_ is the one group)
   std::string pids_;
   std::string cpu_;

@@ -30,6 +30,7 @@
 #include "report.hpp"
 #include "ruleset.hpp"
 #include "run_identity.hpp"
+#include "run_outcome.hpp"
 #include "settings.hpp"
 #include "spawn.hpp"
 #include "supervise.hpp"
@@ -56,71 +57,6 @@ std::vector<char*> pointers(std::vector<std::string>& strings) {
   for (auto& s : strings) out.push_back(s.data());
   out.push_back(nullptr);
   return out;
-}
-
-Error exec_error(const ChildReport& r, const std::string& program) {
-  std::string what = r.detail;
-  if (r.err == ENOENT)
-    return Error(code::kNotFound, "program '" + program + "' not found in the sandbox",
-                 "the program must be in PATH and in a readable directory (filesystem.read)");
-  if (r.err == EACCES)
-    return Error(code::kNotExecutable, "'" + what + "' cannot be executed: permission denied",
-                 "the policy may block it (blocked_commands, allowed_commands) or it is not "
-                 "executable");
-  return Error(code::kNotExecutable, "'" + what + "' cannot be executed: " + std::strerror(r.err));
-}
-
-Error setup_error(const ChildReport& r, const Identity& identity) {
-  return Error(code::kIsolationFailed,
-               std::string("isolation could not be established: ") + r.mechanism + ": " + r.detail +
-                   ": " + std::strerror(r.err),
-               "the command did not run; the sandbox runs as host uid " +
-                   std::to_string(identity.uid) + " (" + identity.reason + ")");
-}
-
-// What the sandbox's group counted, read before it is removed.
-struct Totals {
-  bool memory_limit_hit = false;
-  std::optional<std::uint64_t> peak_memory;
-};
-
-Totals totals_of(const SandboxCgroup* cg) {
-  if (!cg) return {};
-  return {cg->memory_limit_hit(), cg->peak_memory()};
-}
-
-void fill_outcome(const Outcome& out, const Plan& plan, const Identity& identity, const Totals& cg,
-                  RunResult& result) {
-  if (out.failure && out.failure->kind == ChildReport::Kind::setup_failed) {
-    result.error = setup_error(*out.failure, identity);
-  } else if (out.failure) {
-    result.error = exec_error(*out.failure, plan.argv.front());
-    result.exit_code = out.failure->err == ENOENT ? 127 : 126;
-  } else if (out.timed_out) {
-    result.timed_out = true;
-    result.signal = SIGKILL;
-    result.notes.push_back("the deadline passed: every process of the sandbox was killed");
-  } else if (out.stopped) {
-    result.signal = SIGKILL;
-    result.notes.push_back("stopped: every process of the sandbox was killed");
-  } else if (out.exited && WIFEXITED(out.wait_status)) {
-    result.exit_code = WEXITSTATUS(out.wait_status);
-  } else if (out.exited && WIFSIGNALED(out.wait_status)) {
-    result.signal = WTERMSIG(out.wait_status);
-  } else if (cg.memory_limit_hit) {
-    result.signal = SIGKILL;
-    result.notes.push_back("the sandbox was killed by its memory limit");
-  } else {
-    result.error =
-        Error(code::kBackendFault, "the command's process ended without a status or a report");
-  }
-  if (cg.memory_limit_hit && !result.timed_out)
-    result.notes.push_back("the memory limit was reached");
-  result.cpu_seconds = static_cast<double>(out.usage.ru_utime.tv_sec + out.usage.ru_stime.tv_sec) +
-                       (out.usage.ru_utime.tv_usec + out.usage.ru_stime.tv_usec) / 1e6;
-  result.peak_memory_bytes = cg.peak_memory;
-  if (!result.peak_memory_bytes)
-    result.peak_memory_bytes = static_cast<std::uint64_t>(out.usage.ru_maxrss) * 1024;
 }
 
 }  // namespace
@@ -181,11 +117,13 @@ void LandlockBackend::check_cached_settings(RunResult& result) noexcept {
   }
 }
 
-std::vector<std::string> LandlockBackend::do_preview(const Plan& plan) noexcept {
+RunPreview LandlockBackend::do_preview(const Plan& plan) noexcept {
   try {
     return preview_run(plan);
   } catch (const std::exception& e) {
-    return {std::string("the run could not be previewed: ") + e.what()};
+    RunPreview failed;
+    failed.warnings.push_back(std::string("the run could not be previewed: ") + e.what());
+    return failed;
   }
 }
 
@@ -229,7 +167,8 @@ Prepared prepare(const Plan& given, const ProbeFacts& facts, const MulticallLook
   p.view = gather_host_view(plan, user, applets_of);
   LayoutOptions options;
   options.home_private = policy.filesystem.home == HomeMode::private_home;
-  if (policy.limits.memory_mb) options.tmpfs_bytes = *policy.limits.memory_mb << 20;
+  // Half the memory total: a command filling /tmp or HOME gets ENOSPC, not the OOM killer.
+  if (policy.limits.memory_mb) options.tmpfs_bytes = (*policy.limits.memory_mb << 20) / 2;
   p.layout = plan_layout(p.view, options);
   p.ports = ports_mode(policy.network);
   const int abi = landlock_abi();

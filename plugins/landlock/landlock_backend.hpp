@@ -25,7 +25,7 @@ class LandlockBackend final : public Backend {
   ProbeResult do_probe() noexcept override;
   RunResult do_run(const Plan& plan, OutputSink& sink) noexcept override;
   std::vector<Error> do_validate_settings(const boost::json::object& settings) noexcept override;
-  std::vector<std::string> do_preview(const Plan& plan) noexcept override;
+  RunPreview do_preview(const Plan& plan) noexcept override;
 
  private:
   void execute(const Plan& plan, OutputSink& sink, RunResult& result);

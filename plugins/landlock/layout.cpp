@@ -201,6 +201,8 @@ Layout plan_layout(const HostView& view, const LayoutOptions& options) {
   std::vector<MountStep> steps;
   for (auto& [target, step] : binds) steps.push_back(step);
   place_home(view, options, layout, steps);
+  // HOME's own tmpfs and the root's share the budget, so that both full still fit in it.
+  if (layout.home_kind == HomeKind::tmpfs) layout.tmpfs_bytes /= 2;
   std::sort(steps.begin(), steps.end(),
             [](const MountStep& a, const MountStep& b) { return a.target < b.target; });
   layout.steps = without_redundant(steps);

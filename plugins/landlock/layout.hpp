@@ -64,12 +64,15 @@ struct Layout {
   std::vector<Mask> masks;           ///< blocked objects in the tree (none beneath another)
   std::vector<std::string> devices;  ///< names under /dev bound from the host
   std::string workspace;             ///< the command's working directory
-  std::uint64_t tmpfs_bytes = 0;     ///< size of the root tmpfs; 0: the kernel's default
+  /// Size of the root tmpfs, and of HOME's own tmpfs when it has one; 0: the kernel's default.
+  std::uint64_t tmpfs_bytes = 0;
 };
 
 /// Choices that do not come from the host view.
 struct LayoutOptions {
   bool home_private = true;
+  /// What the sandbox's tmpfs mounts may hold together (the root's with /tmp, HOME's); 0: the
+  /// kernel's default for each.
   std::uint64_t tmpfs_bytes = 0;
 };
 

@@ -81,14 +81,19 @@ int attach(int tree, const char* target) noexcept {
       ::syscall(SYS_move_mount, tree, "", AT_FDCWD, target, MOVE_MOUNT_F_EMPTY_PATH));
 }
 
+// "mode=0755,size=N" for a tmpfs of the layout's size (no size: the kernel's default).
+void tmpfs_options(char (&options)[64], const char* mode, std::uint64_t bytes) noexcept {
+  child::copy(options, sizeof options, "mode=");
+  child::append(options, sizeof options, mode);
+  if (bytes == 0) return;
+  char digits[24];
+  child::append(options, sizeof options, ",size=");
+  child::append(options, sizeof options, child::format_uint(digits, sizeof digits, bytes));
+}
+
 bool mount_root_tmpfs(const FlatLayout& layout, MountFailure& f) noexcept {
-  char options[64] = "mode=0755";
-  if (layout.tmpfs_bytes != 0) {
-    char digits[24];
-    child::append(options, sizeof options, ",size=");
-    child::append(options, sizeof options,
-                  child::format_uint(digits, sizeof digits, layout.tmpfs_bytes));
-  }
+  char options[64];
+  tmpfs_options(options, "0755", layout.tmpfs_bytes);
   // The host's /tmp serves as the mount point; everything bound from it was cloned before.
   if (::mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, options) != 0)
     return fail(f, "mount the root tmpfs", "/tmp");
@@ -139,7 +144,9 @@ bool run_steps(const FlatLayout& layout, MountFailure& f) noexcept {
         return fail(f, "create mount point", target);
     }
     if (s.kind == MountStep::Kind::home_tmpfs) {
-      if (::mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0700") != 0)
+      char options[64];
+      tmpfs_options(options, "0700", layout.tmpfs_bytes);
+      if (::mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV, options) != 0)
         return fail(f, "mount the home tmpfs", target);
     } else if (attach(layout.trees[i], target) != 0) {
       return fail(f, "bind", target);

@@ -4,11 +4,12 @@
 #include <cordon/policy_loader.hpp>
 #include <cordon/user_db.hpp>
 
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <system_error>
+
+#include "workspace_access.hpp"
 
 namespace cordon::landlock {
 
@@ -61,12 +62,16 @@ std::vector<std::string> home_lines(const Plan& plan, const std::optional<Plan>&
 }  // namespace
 
 Identity identity_for(const Plan& plan, const Settings& settings, std::vector<std::string>& notes) {
-  struct stat st {};
-  ::stat(plan.workspace.c_str(), &st);
-  IdentityInput in{::geteuid(), ::getegid(), st.st_uid, st.st_gid, settings, lookup_primary_gid};
+  auto dir = dir_access(plan.workspace.string());
+  IdentityInput in{::geteuid(),        ::getegid(), dir ? dir->uid : 0,
+                   dir ? dir->gid : 0, settings,    lookup_primary_gid};
   if (in.euid != 0 && (settings.uid || settings.gid))
     notes.push_back("backends.landlock.uid/gid ignored: cordon is not root");
-  return choose_identity(in);
+  Identity identity = choose_identity(in);
+  if (dir)
+    if (auto note = unwritable_workspace_note(identity, *dir, plan.workspace.string()))
+      notes.push_back(*note);
+  return identity;
 }
 
 std::optional<Plan> for_command_user(const Plan& plan, const Identity& identity,
@@ -90,15 +95,16 @@ std::optional<Plan> for_command_user(const Plan& plan, const Identity& identity,
   return other;
 }
 
-std::vector<std::string> preview_run(const Plan& plan) {
-  std::vector<std::string> lines;
-  Identity id = identity_for(plan, parse_settings(plan.settings), lines);
-  lines.push_back("the command runs as " + uid_text(id.uid) + ", gid " + std::to_string(id.gid) +
+RunPreview preview_run(const Plan& plan) {
+  RunPreview preview;
+  Identity id = identity_for(plan, parse_settings(plan.settings), preview.warnings);
+  auto& facts = preview.facts;
+  facts.push_back("the command runs as " + uid_text(id.uid) + ", gid " + std::to_string(id.gid) +
                   ": " + id.reason);
-  auto rehomed = for_command_user(plan, id, lines);
+  auto rehomed = for_command_user(plan, id, facts);
   auto homes = home_lines(plan, rehomed);
-  lines.insert(lines.end(), homes.begin(), homes.end());
-  return lines;
+  facts.insert(facts.end(), homes.begin(), homes.end());
+  return preview;
 }
 
 }  // namespace cordon::landlock

@@ -15,8 +15,8 @@
 
 namespace cordon::landlock {
 
-/// The identity the command of `plan` runs as; what of the settings was ignored goes to
-/// `notes`. Reads the workspace's owner.
+/// The identity the command of `plan` runs as; what of the settings was ignored, and a
+/// workspace that identity cannot write, go to `notes`. Reads the workspace's owner and mode.
 Identity identity_for(const Plan& plan, const Settings& settings, std::vector<std::string>& notes);
 
 /// `plan` with `~` re-expanded for the command's user, when that is not cordon's user and has a
@@ -26,7 +26,8 @@ std::optional<Plan> for_command_user(const Plan& plan, const Identity& identity,
                                      std::vector<std::string>& notes);
 
 /// What a run of `plan` would decide before it starts: the command's identity and why, and
-/// where each `~` path of the policy lands. Reads the host (user database, the workspace).
-std::vector<std::string> preview_run(const Plan& plan);
+/// where each `~` path of the policy lands (facts); what it would note as wrong (warnings).
+/// Reads the host (user database, the workspace).
+RunPreview preview_run(const Plan& plan);
 
 }  // namespace cordon::landlock

@@ -78,6 +78,19 @@ TEST_CASE("none: argv is not a shell", "[none]") {
   CHECK(f.out.out == "$HOME ; rm -rf *\n");
 }
 
+TEST_CASE("none: CPU time is measured, split; what it cannot measure is left out", "[none]") {
+  NoneFixture f;
+  auto r = f.sh("i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done");
+  CHECK(r.exit_code == 0);
+  REQUIRE(r.cpu_user_seconds);
+  REQUIRE(r.cpu_system_seconds);
+  CHECK(*r.cpu_user_seconds > 0);
+  CHECK(r.cpu_seconds == *r.cpu_user_seconds + *r.cpu_system_seconds);
+  // No group holds the command: no sandbox-wide peak, no count of processes.
+  CHECK_FALSE(r.peak_memory_bytes);
+  CHECK_FALSE(r.processes_started);
+}
+
 TEST_CASE("none: the command sees only the granted environment and a private HOME", "[none][env]") {
   ::setenv("CORDON_TEST_SECRET", "leak", 1);
   NoneFixture f;

@@ -52,6 +52,8 @@ TEST_CASE("cli run: --json prints one object and nothing else", "[cli][runtime]"
   CHECK(v.at("report").as_array().size() > 5);
   for (auto key : {"stdout", "stdout_truncated", "stderr_truncated", "duration_ms", "notes"})
     CHECK(v.contains(key));
+  // The fixture measures nothing: every figure is absent, none is a made-up 0.
+  CHECK(v.at("resources").as_object().empty());
 }
 
 TEST_CASE("cli run: refusals exit 125 with the code on stderr, and in --json", "[cli][runtime]") {

@@ -113,6 +113,15 @@ struct BackendContext {
 /// target's probe (docker: the daemon a run's settings name) words its refusal the same way.
 CORDON_API std::string unproven_lines(const Requirements& reqs, const ProbeResult& probe);
 
+/// What a run would decide before it starts (Backend::preview), one line each.
+struct RunPreview {
+  /// Who the command runs as and why, where each `~` path of the policy lands for it.
+  std::vector<std::string> facts;
+  /// What the run would find wrong (landlock: a workspace the command's user cannot write),
+  /// worded as the run's notes word it.
+  std::vector<std::string> warnings;
+};
+
 /// Base class of every backend.
 class CORDON_API Backend {
  public:
@@ -147,10 +156,10 @@ class CORDON_API Backend {
   /// directories), using `settings` (the [backends.<name>] table) to find it. Never throws.
   GarbageReport collect_garbage(const boost::json::object& settings);
 
-  /// What a run of `plan` would decide before it starts, without starting anything: who the
-  /// command runs as, where `~` points for it, what it could not write. One line each, for
-  /// `cordon explain`; a run notes the same things. Never throws: a failure is a line.
-  std::vector<std::string> preview(const Plan& plan);
+  /// What a run of `plan` would decide, and find wrong, before it starts — without starting
+  /// anything. For `cordon explain`; a run notes the same things. Never throws: a failure is a
+  /// warning.
+  RunPreview preview(const Plan& plan);
 
  protected:
   explicit Backend(BackendContext context);
@@ -169,7 +178,7 @@ class CORDON_API Backend {
   /// Default: nothing to collect. Override as `noexcept`.
   virtual GarbageReport do_collect_garbage(const boost::json::object& settings);
   /// Default: nothing to say. Override as `noexcept`.
-  virtual std::vector<std::string> do_preview(const Plan& plan);
+  virtual RunPreview do_preview(const Plan& plan);
 
   const BackendContext& context() const noexcept { return context_; }
   spdlog::logger& log() const noexcept { return *context_.logger; }

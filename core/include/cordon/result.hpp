@@ -30,8 +30,13 @@ struct CORDON_API RunResult {
   std::uint64_t stdout_bytes = 0;  ///< bytes the command wrote, before truncation
   std::uint64_t stderr_bytes = 0;
   std::chrono::milliseconds duration{0};
-  std::optional<std::uint64_t> peak_memory_bytes;
-  std::optional<double> cpu_seconds;
+  /// What the run used, where the backend can measure it; unset where it cannot (never 0 for
+  /// "unknown"). `cordon run --json` shows the measured ones under "resources".
+  std::optional<std::uint64_t> peak_memory_bytes;  ///< the whole sandbox's high-water mark
+  std::optional<double> cpu_seconds;               ///< user + system time of the sandbox
+  std::optional<double> cpu_user_seconds;
+  std::optional<double> cpu_system_seconds;
+  std::optional<std::uint64_t> processes_started;  ///< every process the sandbox started
   std::vector<Enforcement> report;
   std::vector<std::string> notes;  ///< e.g. "shell = unsafe: the command ran under /bin/sh"
   /// Set when cordon (not the command) failed: isolation could not be established (CRD1xxx),
@@ -42,5 +47,10 @@ struct CORDON_API RunResult {
   /// before exec; 126 not executable; 127 not found; 128+n killed by signal n.
   int cli_status() const;
 };
+
+/// The note of a run the memory limit killed something in: "killed by the memory limit
+/// (limits.memory_mb = 64)" when the command itself died of it (`command_killed`), else that a
+/// process of the sandbox was.
+CORDON_API std::string memory_limit_note(std::uint64_t memory_mb, bool command_killed);
 
 }  // namespace cordon

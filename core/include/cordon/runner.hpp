@@ -99,8 +99,7 @@ CORDON_API RunOutcome run_invocation(Registry& registry, const Invocation& invoc
 /// What `backend` would decide for `invocation` before running it (Backend::preview), given
 /// the plan a run would make: the same workspace resolution, settings and protected paths.
 /// Empty when the backend is not loaded or the workspace does not resolve. Never throws.
-CORDON_API std::vector<std::string> preview_invocation(Registry& registry,
-                                                       const Invocation& invocation,
-                                                       const std::string& backend);
+CORDON_API RunPreview preview_invocation(Registry& registry, const Invocation& invocation,
+                                         const std::string& backend);
 
 }  // namespace cordon

@@ -139,7 +139,8 @@ TEST_CASE("limits: the memory limit kills a hog, a small allocation fits", "[doc
   auto r = run_sh(policy, ws.path(), "awk 'BEGIN{s=\"x\"; while(1) s=s s}'", hog);
   CHECK(r.signal == 9);
   bool noted = false;
-  for (const auto& n : r.notes) noted = noted || n == "the memory limit was reached";
+  for (const auto& n : r.notes)
+    noted = noted || n == "killed by the memory limit (limits.memory_mb = 48)";
   CHECK(noted);
 }
 

@@ -171,6 +171,22 @@ TEST_CASE("layout: redundant binds go, a writable child of a read-only one stays
   CHECK(step_at(l, "/home/u/proj"));
 }
 
+TEST_CASE("layout: the tmpfs mounts share the budget they are given", "[layout]") {
+  LayoutOptions options;
+  options.tmpfs_bytes = 64ull << 20;
+  // HOME on the root tmpfs: the root's tmpfs holds the whole budget.
+  auto root_home = plan_layout(confined_view(), options);
+  REQUIRE(root_home.home_kind == HomeKind::root_dir);
+  CHECK(root_home.tmpfs_bytes == 64ull << 20);
+  // HOME on its own tmpfs: each holds half, so that both full still fit in the budget.
+  HostView v = confined_view();
+  v.read.push_back({"/home", true});
+  auto own_home = plan_layout(v, options);
+  REQUIRE(own_home.home_kind == HomeKind::tmpfs);
+  CHECK(own_home.tmpfs_bytes == 32ull << 20);
+  CHECK(plan_layout(v, {}).tmpfs_bytes == 0);  // no budget: the kernel's default
+}
+
 TEST_CASE("layout: HOME falls back when the home itself is granted", "[layout]") {
   HostView v = confined_view();
   v.workspace = {"/home/u", true};

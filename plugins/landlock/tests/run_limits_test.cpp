@@ -94,15 +94,61 @@ TEST_CASE("limits: memory is a total for the sandbox (cgroup only)", "[userns][l
   // subtree, CORDON_CGROUPS=off) such a policy is refused.
   if (!proven_here(cap::limit_memory))
     return check_refused(policy, with_tool(ws), ws, cap::limit_memory);
-  CHECK(tool(policy, ws, {"alloc", "16"}) == "allocated\n");
+  RunResult fits;
+  CHECK(tool(policy, ws, {"alloc", "16"}, &fits) == "allocated\n");
+  CHECK(fits.notes.empty());
   RunResult r;
   CHECK(tool(policy, ws, {"alloc", "256"}, &r).empty());
   CHECK(r.signal == SIGKILL);
   CHECK(r.peak_memory_bytes.value_or(0) <= 64ull << 20);
-  // tmpfs pages count too: filling /tmp past the limit fails.
-  CaptureSink sink;
-  run_sh(policy, ws.path(), "head -c 200000000 /dev/zero > /tmp/fill; echo $?", sink);
-  CHECK(sink.out != "0\n");
+  CHECK(r.peak_memory_bytes.value_or(0) >= 16ull << 20);
+  // The kill is the memory limit's, and the run says so.
+  CHECK(r.notes == std::vector<std::string>{"killed by the memory limit (limits.memory_mb = 64)"});
+}
+
+TEST_CASE("limits: filling /tmp or HOME ends in ENOSPC, within the memory limit",
+          "[userns][limits]") {
+  if (!sandbox_available()) return;
+  TempDir ws;
+  auto policy = with_tool(ws);
+  policy.limits.memory_mb = 64;
+  if (!proven_here(cap::limit_memory))
+    return check_refused(policy, with_tool(ws), ws, cap::limit_memory);
+  // The tmpfs holds half the limit: the write fails in the command, which goes on, and no
+  // process of the sandbox is killed for it.
+  for (const char* dir : {"/tmp", "$HOME"}) {
+    CaptureSink sink;
+    std::string target = std::string(dir) + "/fill";
+    auto r =
+        run_sh(policy, ws.path(),
+               "head -c 200000000 /dev/zero > " + target + "; echo $?; stat -c %s " + target, sink);
+    INFO(dir << ": " << sink.out << sink.err);
+    CHECK(r.exit_code == 0);
+    REQUIRE(sink.out.starts_with("1\n"));
+    auto written = std::stoull(sink.out.substr(2));
+    CHECK(written > 24ull << 20);
+    CHECK(written <= 32ull << 20);
+    CHECK(sink.err.find("No space left on device") != std::string::npos);
+    CHECK(r.notes.empty());
+  }
+}
+
+TEST_CASE("limits: the run's resources are measured where they can be, absent elsewhere",
+          "[userns][limits]") {
+  if (!sandbox_available()) return;
+  TempDir ws;
+  auto policy = with_tool(ws);
+  policy.limits.memory_mb.reset();
+  RunResult r;
+  CHECK(tool(policy, ws, {"alloc", "16"}, &r) == "allocated\n");
+  // The CPU time of the sandbox's processes is always measured (the keeper reaps them all).
+  REQUIRE(r.cpu_user_seconds);
+  REQUIRE(r.cpu_system_seconds);
+  CHECK(*r.cpu_user_seconds + *r.cpu_system_seconds > 0);
+  // Without a memory group nothing measures the sandbox's peak: one process's is no total.
+  CHECK_FALSE(r.peak_memory_bytes);
+  // No counter of started processes exists for a sandbox here.
+  CHECK_FALSE(r.processes_started);
 }
 
 TEST_CASE("lifecycle: at the deadline the whole tree dies, setsid and SIGTERM-proof included",

@@ -78,7 +78,7 @@ TEST_CASE("none: argv is not a shell", "[none]") {
   CHECK(f.out.out == "$HOME ; rm -rf *\n");
 }
 
-TEST_CASE("none: CPU time is measured, split; what it cannot measure is left out", "[none]") {
+TEST_CASE("none: CPU time is measured, split, and what it cannot measure is left out", "[none]") {
   NoneFixture f;
   auto r = f.sh("i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done");
   CHECK(r.exit_code == 0);

@@ -15,19 +15,6 @@ namespace cordon::detail {
 
 namespace {
 
-std::string read_range(int fd, std::uint64_t offset, std::size_t len) {
-  std::string out(len, '\0');
-  std::size_t got = 0;
-  while (got < len) {
-    ssize_t n = ::pread(fd, out.data() + got, len - got, static_cast<off_t>(offset + got));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    got += static_cast<std::size_t>(n);
-  }
-  out.resize(got);
-  return out;
-}
-
 // Bytes written before a failure: a full disk loses output, never the job.
 std::size_t write_all(int fd, std::string_view data) {
   std::size_t done = 0;
@@ -41,6 +28,19 @@ std::size_t write_all(int fd, std::string_view data) {
 }
 
 }  // namespace
+
+std::string read_range(int fd, std::uint64_t offset, std::size_t len) {
+  std::string out(len, '\0');
+  std::size_t got = 0;
+  while (got < len) {
+    ssize_t n = ::pread(fd, out.data() + got, len - got, static_cast<off_t>(offset + got));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    got += static_cast<std::size_t>(n);
+  }
+  out.resize(got);
+  return out;
+}
 
 std::string log_note(std::uint64_t dropped) {
   return "[cordon: " + std::to_string(dropped) +

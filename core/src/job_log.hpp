@@ -47,6 +47,9 @@ class CORDON_API LogSink final : public OutputSink {
 /// takes the first line for the note only then, never from the command's own output.
 inline constexpr mode_t kRotatedLogMode = 0400;
 
+/// Up to `len` bytes of `fd` from `offset` (fewer at its end), retrying interrupted reads.
+std::string read_range(int fd, std::uint64_t offset, std::size_t len);
+
 /// The line a rotation writes at the start of the log: `dropped` bytes of output came before
 /// what follows it.
 CORDON_API std::string log_note(std::uint64_t dropped);

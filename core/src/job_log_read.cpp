@@ -12,19 +12,6 @@ namespace cordon::detail {
 
 namespace {
 
-std::string read_at(int fd, std::uint64_t offset, std::size_t len) {
-  std::string out(len, '\0');
-  std::size_t got = 0;
-  while (got < len) {
-    ssize_t n = ::pread(fd, out.data() + got, len - got, static_cast<off_t>(offset + got));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    got += static_cast<std::size_t>(n);
-  }
-  out.resize(got);
-  return out;
-}
-
 std::uint64_t size_of(int fd) {
   struct stat st {};
   return ::fstat(fd, &st) == 0 ? static_cast<std::uint64_t>(st.st_size) : 0;
@@ -42,7 +29,8 @@ Origin origin_of(int fd, std::uint64_t size) {
   static const std::string prefix = "[cordon: ";
   struct stat st {};
   if (::fstat(fd, &st) != 0 || (st.st_mode & 0777) != kRotatedLogMode) return {};
-  std::string head = read_at(fd, 0, static_cast<std::size_t>(std::min<std::uint64_t>(size, 128)));
+  std::string head =
+      read_range(fd, 0, static_cast<std::size_t>(std::min<std::uint64_t>(size, 128)));
   if (head.compare(0, prefix.size(), prefix) != 0) return {};
   std::size_t end = prefix.size();
   std::uint64_t count = 0;
@@ -83,7 +71,7 @@ JobOutput tail_lines(int fd, std::size_t lines, std::size_t window) {
   out.next_offset = origin.base + (size - origin.note);
   if (lines == 0 || size == 0) return out;
   std::uint64_t from = size > window ? size - window : 0;
-  std::string text = read_at(fd, from, static_cast<std::size_t>(size - from));
+  std::string text = read_range(fd, from, static_cast<std::size_t>(size - from));
   std::size_t found = 0;
   std::size_t start = last_lines(text, lines, found);
   if (start > 0 || from == 0) {
@@ -91,7 +79,7 @@ JobOutput tail_lines(int fd, std::size_t lines, std::size_t window) {
     return out;
   }
   // The window ran out first: its first line is whole only when a newline comes just before.
-  bool cut = read_at(fd, from - 1, 1) != "\n";
+  bool cut = read_range(fd, from - 1, 1) != "\n";
   if (cut || found + 1 < lines) out.text = window_marker(cut, window);
   out.text += text;
   return out;
@@ -114,7 +102,8 @@ JobOutput read_since(int fd, std::uint64_t offset, std::size_t max_bytes) {
                " bytes of output before this were dropped (limits.max_log_bytes)]\n";
   }
   std::uint64_t len = std::min<std::uint64_t>(end - from, std::max<std::size_t>(max_bytes, 1));
-  std::string data = read_at(fd, origin.note + (from - origin.base), static_cast<std::size_t>(len));
+  std::string data =
+      read_range(fd, origin.note + (from - origin.base), static_cast<std::size_t>(len));
   if (from + data.size() < end) {
     out.more = true;
     if (auto nl = data.rfind('\n'); nl != std::string::npos) data.resize(nl + 1);

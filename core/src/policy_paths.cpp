@@ -84,6 +84,16 @@ Policy for_command_home(Policy policy, const fs::path& command_home) {
   return policy;
 }
 
+bool grants_write(const Policy& policy, const fs::path& dir) {
+  const std::string target = detail::normal_path(dir.string());
+  for (const auto& grant : policy.filesystem.write) {
+    if (grant.empty() || grant.front() != '/') continue;
+    const std::string g = detail::normal_path(grant);
+    if (g == "/" || target == g || target.rfind(g + "/", 0) == 0) return true;
+  }
+  return false;
+}
+
 std::string written_form(const Filesystem& f, const std::string& path) {
   auto it = f.from_home.find(path);
   return it == f.from_home.end() ? path : "~" + it->second;

@@ -165,7 +165,8 @@ std::vector<HostMount> host_mounts(const Plan& plan, const Settings& settings,
                                    const std::vector<std::string>& write_paths) {
   std::vector<HostMount> out;
   std::string ws = plan.workspace.string();
-  out.push_back({ws, ws, true, "workspace"});
+  // Writable only when a write grant covers it, as the policy says.
+  out.push_back({ws, ws, grants_write(plan.policy, plan.workspace), "workspace"});
   for (const auto& w : write_paths)
     if (w != ws) out.push_back({w, w, true, "filesystem.write"});
   // The daemon cleans a target lexically; so does cordon, to compare them.

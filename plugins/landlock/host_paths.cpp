@@ -271,6 +271,9 @@ HostView gather_host_view(const Plan& plan, const SandboxUser& user,
   }
   std::vector<std::string> writable = writable_dirs(fsys.write, view.workspace.path);
   add_paths(fsys.write, "write", view.write, view, writable);
+  view.workspace_writable =
+      std::any_of(view.write.begin(), view.write.end(),
+                  [&](const HostPath& w) { return is_within(view.workspace.path, w.path); });
   if (!view.read_host) add_paths(fsys.read, "read", view.read, view, writable);
   if (plan.policy.network.allow) add_resolver(view);
   gather_masks(plan, {writable, user.uid, groups_of(user)},

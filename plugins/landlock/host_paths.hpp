@@ -35,6 +35,9 @@ struct RootEntry {
 /// The policy's paths as they are on this host.
 struct HostView {
   HostPath workspace;
+  /// Whether filesystem.write grants the workspace (itself or an ancestor): else it is bound
+  /// read-only and gets read rules only.
+  bool workspace_writable = false;
   std::string home;  ///< canonical when it exists, else as given
   bool home_exists = false;
   bool read_host = false;

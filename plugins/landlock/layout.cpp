@@ -195,7 +195,7 @@ Layout plan_layout(const HostView& view, const LayoutOptions& options) {
   if (view.read_host) add_root_entries(view, layout, binds, write_root);
   for (const auto& p : view.read) add_bind(binds, p, false);
   for (const auto& p : view.write) add_bind(binds, p, true);
-  add_bind(binds, view.workspace, true);
+  add_bind(binds, view.workspace, view.workspace_writable);
   layout.private_tmp = binds.find("/tmp") == binds.end();
 
   std::vector<MountStep> steps;

@@ -81,9 +81,15 @@ std::string mechanism(const RunSetup& s, std::string_view id) {
   if (id == cap::fs_write_confine) {
     std::size_t others = 0;
     for (const auto& w : s.view.write) others += w.path != s.view.workspace.path;
-    return ll + " write rights only on the workspace" +
-           (others == 0 ? "" : ", " + std::to_string(others) + " more write path(s)") +
-           (s.layout.private_tmp ? ", the private /tmp" : "") +
+    std::string where =
+        s.view.workspace_writable
+            ? " write rights only on the workspace" +
+                  (others == 0 ? std::string()
+                               : ", " + std::to_string(others) + " more write path(s)")
+            : " write rights only on " + std::to_string(others) +
+                  " write path(s); the workspace is read-only (no write grant "
+                  "covers it)";
+    return ll + where + (s.layout.private_tmp ? ", the private /tmp" : "") +
            (s.layout.home_kind != HomeKind::host ? " and the private HOME" : "") +
            "; other binds are read-only mounts" +
            (s.layout.read_host ? "; the host's /run (session buses, daemons' sockets) is not "

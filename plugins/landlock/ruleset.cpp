@@ -110,7 +110,8 @@ RulesetPlan plan_ruleset(int abi, const HostView& view, const Layout& layout, co
   const std::uint64_t rw = read_rights() | write_rights(abi) | exec;
   for (const auto& p : view.read) add_rule(plan.host, p.path, read_rights() | exec, p.dir);
   for (const auto& p : view.write) add_rule(plan.host, p.path, rw, p.dir);
-  add_rule(plan.host, view.workspace.path, rw, true);
+  add_rule(plan.host, view.workspace.path, view.workspace_writable ? rw : read_rights() | exec,
+           true);
   for (const auto& f : view.allowed_exec)
     add_rule(plan.host, f, right::execute | right::read_file, false);
   const std::uint64_t device =

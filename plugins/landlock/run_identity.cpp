@@ -1,6 +1,7 @@
 // The command's identity and its `~`, for a run and for its preview.
 #include "run_identity.hpp"
 
+#include <cordon/policy.hpp>
 #include <cordon/policy_loader.hpp>
 #include <cordon/user_db.hpp>
 
@@ -68,7 +69,8 @@ Identity identity_for(const Plan& plan, const Settings& settings, std::vector<st
   if (in.euid != 0 && (settings.uid || settings.gid))
     notes.push_back("backends.landlock.uid/gid ignored: cordon is not root");
   Identity identity = choose_identity(in);
-  if (dir)
+  // A workspace the policy does not grant is read-only anyway: nothing to say then.
+  if (dir && grants_write(plan.policy, plan.workspace))
     if (auto note = unwritable_workspace_note(identity, *dir, plan.workspace.string()))
       notes.push_back(*note);
   return identity;

@@ -29,7 +29,7 @@ std::optional<DirAccess> dir_access(const std::string& dir);
 bool may_write(uid_t uid, gid_t gid, const DirAccess& dir);
 
 /// The run's note when cordon is root and the command's identity cannot write the workspace
-/// (which the backend always grants: it is the command's working directory), with the way
+/// (when the policy grants it: run_identity.cpp asks grants_write first), with the way
 /// out; nullopt otherwise, also when an ACL decides, which the bits cannot judge. Pure.
 std::optional<std::string> unwritable_workspace_note(const Identity& who, const DirAccess& dir,
                                                      const std::string& workspace);

@@ -94,3 +94,21 @@ TEST_CASE("policy_paths: '~' paths are remembered, re-homed for another user, wr
   CHECK(again.filesystem.from_home == p.filesystem.from_home);
   CHECK(again.filesystem.blocked == p.filesystem.blocked);
 }
+
+TEST_CASE("policy_paths: a write grant covers the workspace only when it is it or an ancestor",
+          "[policy][paths]") {
+  Policy p;
+  CHECK_FALSE(grants_write(p, "/w/proj"));
+  p.filesystem.write = {"/w/proj"};
+  CHECK(grants_write(p, "/w/proj"));
+  CHECK(grants_write(p, "/w/proj/"));
+  CHECK(grants_write(p, "/w/proj/sub"));
+  CHECK_FALSE(grants_write(p, "/w/project"));
+  CHECK_FALSE(grants_write(p, "/w"));
+  p.filesystem.write = {"/w/other/../proj/"};
+  CHECK(grants_write(p, "/w/proj"));
+  p.filesystem.write = {"/tmp", "/"};
+  CHECK(grants_write(p, "/anything"));
+  p.filesystem.write = {"relative"};  // unresolved: never a grant
+  CHECK_FALSE(grants_write(p, "/w/relative"));
+}

@@ -231,3 +231,19 @@ TEST_CASE("run: no container is left after success or failure", "[docker]") {
   backend().run(make_plan(policy, ws.path(), {"no-such-program-xyz"}), c);
   CHECK(our_containers().empty());
 }
+
+TEST_CASE("run: the workspace is writable only when a write grant covers it", "[docker]") {
+  if (!docker_ready()) return;
+  TempDir ws;
+  write_file(ws / "given.txt", "given\n");
+  auto policy = base_policy(ws.path());
+  const std::string script = "touch new.txt 2>/dev/null && echo yes || echo no; cat given.txt";
+  CaptureSink granted;
+  CHECK(run_sh(policy, ws.path(), script, granted).exit_code == 0);
+  CHECK(granted.out == "yes\ngiven\n");
+  policy.filesystem.write.clear();
+  CaptureSink read_only;
+  CHECK(run_sh(policy, ws.path(), "rm -f new.txt; " + script, read_only).exit_code == 0);
+  CHECK(read_only.out == "no\ngiven\n");
+  CHECK(std::filesystem::exists(ws / "new.txt"));
+}

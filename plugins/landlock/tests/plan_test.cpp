@@ -23,6 +23,7 @@ boost::json::object table(const char* json) { return boost::json::parse(json).as
 HostView confined_view() {
   HostView v;
   v.workspace = {"/home/u/proj", true};
+  v.workspace_writable = true;  // the policy grants {workspace}, as every preset does
   v.home = "/home/u";
   v.home_exists = true;
   v.read = {{"/usr", true}, {"/etc", true}};

@@ -185,3 +185,22 @@ TEST_CASE("fs: /proc shows only the sandbox's processes", "[userns][fs]") {
   if (cordon::landlock::landlock_abi() >= 6) CHECK(signal_keeper == "no");
   CHECK(keeper == "survived");
 }
+
+TEST_CASE("fs: the workspace is writable only when a write grant covers it", "[userns][fs]") {
+  if (!sandbox_available()) return;
+  TempDir ws;
+  write_file(ws / "given.txt", "given\n");
+  auto policy = base_policy(ws.path(), "");
+  const std::string script =
+      tries({"touch new.txt", "sh -c 'echo more >> given.txt'", "rm given.txt"}) + "cat given.txt";
+  SECTION("write = [] : readable, not writable, nothing changed") {
+    policy.filesystem.write.clear();
+    CHECK(sh(policy, ws, script) == "no\nno\nno\ngiven\n");
+    CHECK(read_file(ws / "given.txt") == "given\n");
+  }
+  SECTION("the workspace granted: written") { CHECK(sh(policy, ws, script) == "yes\nyes\nyes\n"); }
+  SECTION("an ancestor granted: written") {
+    policy.filesystem.write = {ws.path().parent_path().string()};
+    CHECK(sh(policy, ws, tries({"touch new.txt"})) == "yes\n");
+  }
+}

@@ -16,7 +16,7 @@
 
 namespace cordon::landlock {
 
-/// Landlock rights and scopes (uapi values; bits by ABI in protocols.md §5.2).
+/// Landlock rights and scopes (the uapi values of linux/landlock.h).
 namespace right {
 inline constexpr std::uint64_t execute = 1ull << 0;
 inline constexpr std::uint64_t write_file = 1ull << 1;

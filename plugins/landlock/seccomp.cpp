@@ -1,4 +1,4 @@
-// The seccomp deny-list (protocols.md §5.6): the programs cordon-bpfgen compiled at build time
+// The seccomp deny-list (seccomp_denials.hpp): the programs cordon-bpfgen compiled at build time
 // (bpfgen/rules.cpp holds the rules), loaded as they are.
 #include "seccomp.hpp"
 

@@ -1,4 +1,4 @@
-// The capability vocabulary: the contract between a policy and the backends (design.md).
+// The capability vocabulary: the contract between a policy and the backends.
 #pragma once
 
 #include <cordon/export.hpp>

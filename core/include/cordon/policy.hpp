@@ -1,5 +1,5 @@
-// The policy model: one plain value type for every section of the policy format (design.md).
-// Defaults are defined here and nowhere else.
+// The policy model: one plain value type for every section of the policy format (README,
+// "Policies"). Defaults are defined here and nowhere else.
 #pragma once
 
 #include <cordon/error.hpp>

@@ -1,4 +1,4 @@
-// cordon's seccomp denials (protocols.md §5.6), as data shared by every backend that builds a
+// cordon's seccomp denials, as data shared by every backend that builds a
 // filter or a profile: the system calls denied outright and the argument conditions of the
 // calls denied only in some forms. Pure: no libseccomp, no system headers; each backend turns
 // it into its own form (a libseccomp filter, a container runtime's JSON profile).

@@ -1,4 +1,4 @@
-// The seccomp deny-list (protocols.md §5.6), built with libseccomp at build time.
+// The seccomp deny-list (seccomp_denials.hpp), built with libseccomp at build time.
 #include "rules.hpp"
 
 #include <cordon/seccomp_denials.hpp>

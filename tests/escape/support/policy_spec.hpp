@@ -1,4 +1,4 @@
-// Policies written by the escape tests, rendered as TOML in the format of design.md. A field left
+// Policies written by the escape tests, rendered as TOML in cordon's policy format. A field left
 // unset is not written, so that a policy that `extends` a preset inherits it.
 #pragma once
 

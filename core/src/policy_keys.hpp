@@ -131,6 +131,10 @@ std::optional<std::string> path_problem(const std::string& path);
 /// slash ("/a//b/../c/" -> "/a/c"). Touches no file.
 std::string normal_path(std::string_view path);
 
+/// True when the normal path `path` is `outer` or lies beneath it ("/" holds every absolute
+/// path). Both as normal_path() gives them. Pure.
+bool path_within(const std::string& path, const std::string& outer);
+
 /// The name in `names` nearest to `key` (edit distance, ignoring case) when it is close enough
 /// to be a typo of it: what "did you mean" suggests.
 std::optional<std::string> nearest(std::string_view key, const std::vector<std::string>& names);

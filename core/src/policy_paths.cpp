@@ -88,8 +88,7 @@ bool grants_write(const Policy& policy, const fs::path& dir) {
   const std::string target = detail::normal_path(dir.string());
   for (const auto& grant : policy.filesystem.write) {
     if (grant.empty() || grant.front() != '/') continue;
-    const std::string g = detail::normal_path(grant);
-    if (g == "/" || target == g || target.rfind(g + "/", 0) == 0) return true;
+    if (detail::path_within(target, detail::normal_path(grant))) return true;
   }
   return false;
 }

@@ -22,13 +22,6 @@ std::string comparable(const std::string& path) {
   return "{workspace}" + rooted(path);
 }
 
-// True when `path` is `outer` or lies beneath it.
-bool within(const std::string& path, const std::string& outer) {
-  if (path == outer || outer == "/") return true;
-  return path.size() > outer.size() && path.compare(0, outer.size(), outer) == 0 &&
-         path[outer.size()] == '/';
-}
-
 Mark origin_mark(const Policy& policy, const std::string& key) {
   auto it = policy.origins.find(key);
   if (it == policy.origins.end()) return {};
@@ -87,7 +80,7 @@ void check_paths(const Policy& policy, const std::vector<std::string>& granted, 
   for (const auto& g : granted) {
     const std::string path = comparable(g);
     for (std::size_t i = 0; i < blocked.size(); ++i) {
-      if (!within(path, blocked[i])) continue;
+      if (!detail::path_within(path, blocked[i])) continue;
       diag.add(code::kContradiction,
                "path '" + g + "' is both " + verb + " ('filesystem." + key + "') and blocked by '" +
                    policy.filesystem.blocked[i] + "'",

@@ -64,6 +64,12 @@ std::optional<std::string> path_problem(const std::string& path) {
   return std::nullopt;
 }
 
+bool path_within(const std::string& path, const std::string& outer) {
+  if (path == outer || outer == "/") return true;
+  return path.size() > outer.size() && path.compare(0, outer.size(), outer) == 0 &&
+         path[outer.size()] == '/';
+}
+
 std::string normal_path(std::string_view path) {
   const bool absolute = !path.empty() && path[0] == '/';
   std::vector<std::string_view> parts;

@@ -9,18 +9,39 @@ namespace cordon {
 
 namespace {
 
-// Calls a hook; one that throws despite its contract yields on_throw(what it threw).
+// What a hook threw: the cordon::Errors as thrown (one, or an ErrorList's), else what() of
+// anything else (a plugin's bug), which the caller words under its generic code.
+struct Thrown {
+  std::vector<Error> errors;
+  std::string what;
+
+  // The first error as thrown, or `generic` for anything else.
+  template <class Generic>
+  Error error_or(Generic&& generic) const {
+    return errors.empty() ? generic(what) : errors.front();
+  }
+};
+
+// Calls a hook; one that throws yields on_throw(Thrown): a plugin may report a failure by
+// throwing cordon::Error, whose code then reaches the result unchanged.
 template <class Hook, class OnThrow>
 auto guarded(Hook&& hook, OnThrow&& on_throw) -> decltype(hook()) {
-  std::string what;
+  Thrown thrown;
   try {
     return hook();
+  } catch (const Error& e) {
+    thrown.errors.push_back(e);
+    thrown.what = e.what();
+  } catch (const ErrorList& list) {
+    thrown.errors = list.errors();
+    thrown.what = list.what();
   } catch (const std::exception& e) {
-    what = e.what();
+    thrown.what = e.what();
   } catch (...) {
-    what = "unknown exception";
+    thrown.what = "unknown exception";
   }
-  return on_throw(what);
+  if (thrown.errors.empty() && thrown.what.empty()) thrown.what = "unknown exception";
+  return on_throw(thrown);
 }
 
 }  // namespace
@@ -61,10 +82,19 @@ const ProbeResult& Backend::probe() {
   return probe_result_;
 }
 
-// A hook that throws despite the contract becomes a fault, never an escaping exception.
-ProbeResult Backend::guarded_probe() {
-  return guarded([this] { return do_probe(); },
-                 [this](const std::string& what) { return fault_result(what); });
+// A probe that throws cordon::Error is a refusal in the backend's own words; anything else is a
+// fault of the plugin (CRD3006), never an escaping exception.
+ProbeResult Backend::guarded_probe() { return guarded_probe_for(nullptr); }
+
+ProbeResult Backend::guarded_probe_for(const boost::json::object* settings) {
+  return guarded([&] { return settings ? do_probe_for(*settings) : do_probe(); },
+                 [this](const Thrown& thrown) {
+                   if (thrown.errors.empty()) return fault_result(thrown.what);
+                   ProbeResult refused;
+                   refused.reason = thrown.errors.front().message();
+                   refused.unusable = thrown.errors.front();
+                   return refused;
+                 });
 }
 
 ProbeResult Backend::fault_result(const std::string& what) {
@@ -77,19 +107,27 @@ ProbeResult Backend::fault_result(const std::string& what) {
 
 ProbeResult Backend::probe_for(const boost::json::object& settings) {
   if (settings.empty() || !validate_settings(settings).empty()) return probe();
-  return guarded([&] { return do_probe_for(settings); },
-                 [this](const std::string& what) { return fault_result(what); });
+  return guarded_probe_for(&settings);
 }
 
 ProbeResult Backend::do_probe_for(const boost::json::object&) { return probe(); }
 
 std::vector<Error> Backend::validate_settings(const boost::json::object& settings) {
   return guarded([&] { return do_validate_settings(settings); },
-                 [this](const std::string& what) {
-                   return std::vector<Error>{
-                       Error(code::kBadSettings,
-                             "backend '" + name() + "' failed to validate its settings: " + what)};
+                 [this](const Thrown& thrown) {
+                   if (!thrown.errors.empty()) return thrown.errors;
+                   return std::vector<Error>{Error(
+                       code::kBadSettings,
+                       "backend '" + name() + "' failed to validate its settings: " + thrown.what)};
                  });
+}
+
+std::optional<Error> Backend::settings_error(const boost::json::object& settings) {
+  auto errors = validate_settings(settings);
+  if (errors.empty()) return std::nullopt;
+  std::string text = errors.front().what();
+  for (std::size_t i = 1; i < errors.size(); ++i) text += "\n" + std::string(errors[i].what());
+  return Error(code::kBadSettings, text, errors.front().hint());
 }
 
 std::vector<Error> Backend::do_validate_settings(const boost::json::object& settings) {
@@ -104,10 +142,12 @@ std::vector<Error> Backend::do_validate_settings(const boost::json::object& sett
 
 GarbageReport Backend::collect_garbage(const boost::json::object& settings) {
   return guarded([&] { return do_collect_garbage(settings); },
-                 [this](const std::string& what) {
+                 [this](const Thrown& thrown) {
                    GarbageReport failed;
-                   failed.error = Error(code::kBackendFault,
-                                        "backend '" + name() + "' failed to collect: " + what);
+                   failed.error = thrown.error_or([this](const std::string& what) {
+                     return Error(code::kBackendFault,
+                                  "backend '" + name() + "' failed to collect: " + what);
+                   });
                    return failed;
                  });
 }
@@ -117,8 +157,9 @@ GarbageReport Backend::do_collect_garbage(const boost::json::object&) { return {
 RunPreview Backend::preview(const Plan& plan) {
   return guarded(
       [&] { return do_preview(plan); },
-      [this](const std::string& what) {
+      [this](const Thrown& thrown) {
         RunPreview failed;
+        std::string what = thrown.errors.empty() ? thrown.what : thrown.errors.front().message();
         failed.warnings.push_back("backend '" + name() + "' could not preview the run: " + what);
         return failed;
       });
@@ -149,6 +190,11 @@ RunResult Backend::run(const Plan& plan, OutputSink& sink) {
   RunResult refused;
   if (plan.argv.empty() || plan.argv.front().empty()) {
     refused.error = Error(code::kBadArgument, "no program to run", "pass a program after '--'");
+    return refused;
+  }
+  // Checked here, once, so that do_run may trust the settings.
+  if (auto bad = settings_error(plan.settings)) {
+    refused.error = std::move(*bad);
     return refused;
   }
   const ProbeResult pr = probe_for(plan.settings);
@@ -182,7 +228,12 @@ RunResult Backend::run(const Plan& plan, OutputSink& sink) {
 
 RunResult Backend::guarded_run(const Plan& plan, OutputSink& sink) {
   return guarded([&] { return do_run(plan, sink); },
-                 [this](const std::string& what) { return fault(name(), what); });
+                 [this](const Thrown& thrown) {
+                   if (thrown.errors.empty()) return fault(name(), thrown.what);
+                   RunResult failed;
+                   failed.error = thrown.errors.front();
+                   return failed;
+                 });
 }
 
 }  // namespace cordon

@@ -100,14 +100,6 @@ std::optional<Error> check_workspace(const fs::path& workspace, fs::path& resolv
   }
 }
 
-std::optional<Error> check_settings(Backend& backend, const boost::json::object& settings) {
-  auto errors = backend.validate_settings(settings);
-  if (errors.empty()) return std::nullopt;
-  std::string text = errors.front().what();
-  for (std::size_t i = 1; i < errors.size(); ++i) text += "\n" + std::string(errors[i].what());
-  return Error(code::kBadSettings, text, errors.front().hint());
-}
-
 Decision refusal(Error error) {
   Decision d;
   d.refusal = std::move(error);
@@ -142,10 +134,10 @@ Decision choose_for_run(Registry& registry, const DispatchRequest& request, cons
   // A mistake in a named backend's settings says more than a refusal from the default target
   // they failed to replace.
   if (Backend* named = request.named ? registry.backend(*request.named) : nullptr)
-    if (auto bad = check_settings(*named, settings_of(*request.named))) return refusal(*bad);
+    if (auto bad = named->settings_error(settings_of(*request.named))) return refusal(*bad);
   Decision d = choose_backend(registry, request, false, nullptr, settings_of);
   if (d.chosen)
-    if (auto bad = check_settings(*registry.backend(*d.chosen), settings_of(*d.chosen)))
+    if (auto bad = registry.backend(*d.chosen)->settings_error(settings_of(*d.chosen)))
       return refusal(*bad);
   return d;
 }

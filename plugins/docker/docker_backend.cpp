@@ -127,32 +127,24 @@ void abandoned(const Plan& plan, RunResult& result) {
 
 DockerBackend::DockerBackend(BackendContext context) : Backend(std::move(context)) {}
 
-ProbeResult DockerBackend::do_probe() noexcept {
-  try {
-    Endpoint ep = resolve_endpoint("", "");
-    {
-      std::lock_guard lock(mutex_);
-      probed_key_ = ep.key();
-    }
-    auto r = probe_result(gather_probe_facts(ep));
-    for (const auto& line : r.facts) cordon::log::debug(log(), "docker probe: " + line);
-    return r;
-  } catch (const std::exception& e) {
-    ProbeResult r;
-    r.reason = std::string("probe failed: ") + e.what();
-    return r;
+ProbeResult DockerBackend::do_probe() {
+  Endpoint ep = resolve_endpoint("", "");
+  {
+    std::lock_guard lock(mutex_);
+    probed_key_ = ep.key();
   }
+  auto r = probe_result(gather_probe_facts(ep));
+  for (const auto& line : r.facts) cordon::log::debug(log(), "docker probe: " + line);
+  return r;
 }
 
-std::vector<Error> DockerBackend::do_validate_settings(const json::object& settings) noexcept {
-  try {
-    return docker::validate_settings(settings);
-  } catch (const std::exception& e) {
-    return {Error(code::kBadSettings, std::string("cannot validate settings: ") + e.what())};
-  }
+std::vector<Error> DockerBackend::do_validate_settings(const json::object& settings) {
+  return docker::validate_settings(settings);
 }
 
-RunResult DockerBackend::do_run(const Plan& plan, OutputSink& sink) noexcept {
+// Caught here rather than in the base: a cancelled run is wound up, and the notes gathered
+// before a failure are kept.
+RunResult DockerBackend::do_run(const Plan& plan, OutputSink& sink) {
   RunResult result;
   try {
     execute(plan, sink, result);
@@ -160,8 +152,6 @@ RunResult DockerBackend::do_run(const Plan& plan, OutputSink& sink) noexcept {
     abandoned(plan, result);
   } catch (const Error& e) {
     result.error = e;
-  } catch (const std::exception& e) {
-    result.error = Error(code::kBackendFault, std::string("docker backend: ") + e.what());
   }
   return result;
 }
@@ -183,30 +173,24 @@ ProbeResult named_probe(const ProbeFacts& facts, const Endpoint& ep) {
 
 }  // namespace
 
-ProbeResult DockerBackend::do_probe_for(const json::object& settings) noexcept {
-  try {
-    Settings s = parse_settings(settings);
-    Endpoint ep = resolve_endpoint(s.socket, s.host);
-    std::string key = ep.key();
-    bool probed = false;  // the daemon probe() asked
-    {
-      std::lock_guard lock(mutex_);
-      if (auto it = probes_.find(key); it != probes_.end()) return it->second;
-      probed = key == probed_key_;
-    }
-    if (probed) return probe();
-    ProbeResult r = named_probe(gather_probe_facts(ep), ep);
-    for (const auto& line : r.facts) cordon::log::debug(log(), "docker probe: " + line);
-    if (r.available) {
-      std::lock_guard lock(mutex_);
-      probes_.emplace(key, r);
-    }
-    return r;
-  } catch (const std::exception& e) {
-    ProbeResult r;
-    r.reason = std::string("probe failed: ") + e.what();
-    return r;
+ProbeResult DockerBackend::do_probe_for(const json::object& settings) {
+  Settings s = parse_settings(settings);
+  Endpoint ep = resolve_endpoint(s.socket, s.host);
+  std::string key = ep.key();
+  bool probed = false;  // the daemon probe() asked
+  {
+    std::lock_guard lock(mutex_);
+    if (auto it = probes_.find(key); it != probes_.end()) return it->second;
+    probed = key == probed_key_;
   }
+  if (probed) return probe();
+  ProbeResult r = named_probe(gather_probe_facts(ep), ep);
+  for (const auto& line : r.facts) cordon::log::debug(log(), "docker probe: " + line);
+  if (r.available) {
+    std::lock_guard lock(mutex_);
+    probes_.emplace(key, r);
+  }
+  return r;
 }
 
 std::shared_ptr<const Daemon> DockerBackend::daemon_for(const Endpoint& ep) {
@@ -235,18 +219,10 @@ std::shared_ptr<const Daemon> DockerBackend::daemon_for(const Endpoint& ep) {
   return daemon;
 }
 
-GarbageReport DockerBackend::do_collect_garbage(const json::object& settings) noexcept {
-  GarbageReport report;
-  try {
-    Settings s = parse_settings(settings);
-    Daemon daemon(resolve_endpoint(s.socket, s.host));
-    report.removed = collect_stale(daemon);
-  } catch (const Error& e) {
-    report.error = e;
-  } catch (const std::exception& e) {
-    report.error = Error(code::kBackendFault, std::string("docker gc: ") + e.what());
-  }
-  return report;
+GarbageReport DockerBackend::do_collect_garbage(const json::object& settings) {
+  Settings s = parse_settings(settings);
+  Daemon daemon(resolve_endpoint(s.socket, s.host));
+  return {collect_stale(daemon), std::nullopt};
 }
 
 WarmPool& DockerBackend::pool_for(const std::shared_ptr<const Daemon>& daemon,
@@ -297,7 +273,6 @@ PrivateDir DockerBackend::state_dir() const {
 }
 
 void DockerBackend::execute(const Plan& plan, OutputSink& sink, RunResult& result) {
-  if (auto errors = docker::validate_settings(plan.settings); !errors.empty()) throw errors.front();
   Settings settings = parse_settings(plan.settings);
   Endpoint endpoint = resolve_endpoint(settings.socket, settings.host);
   // Backend::run refused already unless this daemon's probe proved the plan (do_probe_for);

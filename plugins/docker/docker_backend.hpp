@@ -24,14 +24,14 @@ class DockerBackend final : public Backend {
   explicit DockerBackend(BackendContext context);
 
  protected:
-  ProbeResult do_probe() noexcept override;
+  ProbeResult do_probe() override;
   /// The daemon a run's settings name proves the run, when it is not the default one: each
   /// daemon's kernel and build decide its limits. Its probe is made once and kept while it is
   /// available.
-  ProbeResult do_probe_for(const boost::json::object& settings) noexcept override;
-  RunResult do_run(const Plan& plan, OutputSink& sink) noexcept override;
-  std::vector<Error> do_validate_settings(const boost::json::object& settings) noexcept override;
-  GarbageReport do_collect_garbage(const boost::json::object& settings) noexcept override;
+  ProbeResult do_probe_for(const boost::json::object& settings) override;
+  RunResult do_run(const Plan& plan, OutputSink& sink) override;
+  std::vector<Error> do_validate_settings(const boost::json::object& settings) override;
+  GarbageReport do_collect_garbage(const boost::json::object& settings) override;
 
  private:
   /// The daemon at `ep`, pinged and versioned once per backend object.

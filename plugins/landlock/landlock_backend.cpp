@@ -63,44 +63,33 @@ std::vector<char*> pointers(std::vector<std::string>& strings) {
 
 LandlockBackend::LandlockBackend(BackendContext context) : Backend(std::move(context)) {}
 
-ProbeResult LandlockBackend::do_probe() noexcept {
-  try {
-    cache_file_ = probe_cache_file(context().state_dir);
-    std::string fingerprint = cache_file_ ? probe_fingerprint() : std::string();
-    std::chrono::system_clock::time_point proven_at;
-    std::string settings;
-    auto cached = cache_file_ ? load_probe_cache(*cache_file_, fingerprint, &proven_at, &settings)
-                              : std::optional<ProbeFacts>();
-    if (cached) cached_settings_ = settings;
-    facts_ = cached ? *cached : gather_probe_facts(build_filter({}));
-    ProbeResult result = probe_result(facts_);
-    if (cached) {
-      auto age = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now() -
-                                                                  proven_at);
-      result.facts.push_back("probe proven " + std::to_string(age.count()) +
-                             " s ago by an earlier cordon process on this boot, under the same "
-                             "kernel settings (kept up to " +
-                             std::to_string(kProbeCacheTtl.count()) +
-                             " min; CORDON_PROBE_CACHE=off probes every time)");
-    } else if (cache_file_ && result.available && facts_.failure.empty()) {
-      store_probe_cache(*cache_file_, facts_, fingerprint, kernel_settings());
-    }
-    for (const auto& line : result.facts) cordon::log::debug(log(), "landlock probe: " + line);
-    return result;
-  } catch (const std::exception& e) {
-    ProbeResult r;
-    r.reason = std::string("probe failed: ") + e.what();
-    return r;
+ProbeResult LandlockBackend::do_probe() {
+  cache_file_ = probe_cache_file(context().state_dir);
+  std::string fingerprint = cache_file_ ? probe_fingerprint() : std::string();
+  std::chrono::system_clock::time_point proven_at;
+  std::string settings;
+  auto cached = cache_file_ ? load_probe_cache(*cache_file_, fingerprint, &proven_at, &settings)
+                            : std::optional<ProbeFacts>();
+  if (cached) cached_settings_ = settings;
+  facts_ = cached ? *cached : gather_probe_facts(build_filter({}));
+  ProbeResult result = probe_result(facts_);
+  if (cached) {
+    auto age = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now() -
+                                                                proven_at);
+    result.facts.push_back("probe proven " + std::to_string(age.count()) +
+                           " s ago by an earlier cordon process on this boot, under the same "
+                           "kernel settings (kept up to " +
+                           std::to_string(kProbeCacheTtl.count()) +
+                           " min; CORDON_PROBE_CACHE=off probes every time)");
+  } else if (cache_file_ && result.available && facts_.failure.empty()) {
+    store_probe_cache(*cache_file_, facts_, fingerprint, kernel_settings());
   }
+  for (const auto& line : result.facts) cordon::log::debug(log(), "landlock probe: " + line);
+  return result;
 }
 
-std::vector<Error> LandlockBackend::do_validate_settings(
-    const boost::json::object& settings) noexcept {
-  try {
-    return landlock::validate_settings(settings);
-  } catch (const std::exception& e) {
-    return {Error(code::kBadSettings, std::string("cannot validate settings: ") + e.what())};
-  }
+std::vector<Error> LandlockBackend::do_validate_settings(const boost::json::object& settings) {
+  return landlock::validate_settings(settings);
 }
 
 // The check is made once per process; a change drops the entry, so the next process probes.
@@ -117,24 +106,16 @@ void LandlockBackend::check_cached_settings(RunResult& result) noexcept {
   }
 }
 
-RunPreview LandlockBackend::do_preview(const Plan& plan) noexcept {
-  try {
-    return preview_run(plan);
-  } catch (const std::exception& e) {
-    RunPreview failed;
-    failed.warnings.push_back(std::string("the run could not be previewed: ") + e.what());
-    return failed;
-  }
-}
+RunPreview LandlockBackend::do_preview(const Plan& plan) { return preview_run(plan); }
 
-RunResult LandlockBackend::do_run(const Plan& plan, OutputSink& sink) noexcept {
+// Caught here rather than in the base: the notes gathered before the failure are kept, and an
+// isolation failure drops the probe cache.
+RunResult LandlockBackend::do_run(const Plan& plan, OutputSink& sink) {
   RunResult result;
   try {
     execute(plan, sink, result);
   } catch (const Error& e) {
     result.error = e;
-  } catch (const std::exception& e) {
-    result.error = Error(code::kBackendFault, std::string("landlock backend: ") + e.what());
   }
   // The host may have changed since the probe: the next process proves it afresh.
   if (cache_file_ && result.error && result.error->code() == code::kIsolationFailed)
@@ -287,8 +268,6 @@ void write_maps(const Keeper& keeper, const ChildData& data, const Identity& ide
 
 void LandlockBackend::execute(const Plan& plan, OutputSink& sink, RunResult& result) {
   if (!probe().available) throw Error(code::kBackendUnavailable, probe().reason);
-  if (auto errors = landlock::validate_settings(plan.settings); !errors.empty())
-    throw errors.front();
   // Started first, so that the namespaces are made while the run is planned.
   bool fresh_net = !plan.policy.network.allow && !ports_mode(plan.policy.network);
   KeeperGuard guard{take_prestarted_keeper(fresh_net)};

@@ -22,10 +22,10 @@ class LandlockBackend final : public Backend {
   explicit LandlockBackend(BackendContext context);
 
  protected:
-  ProbeResult do_probe() noexcept override;
-  RunResult do_run(const Plan& plan, OutputSink& sink) noexcept override;
-  std::vector<Error> do_validate_settings(const boost::json::object& settings) noexcept override;
-  RunPreview do_preview(const Plan& plan) noexcept override;
+  ProbeResult do_probe() override;
+  RunResult do_run(const Plan& plan, OutputSink& sink) override;
+  std::vector<Error> do_validate_settings(const boost::json::object& settings) override;
+  RunPreview do_preview(const Plan& plan) override;
 
  private:
   void execute(const Plan& plan, OutputSink& sink, RunResult& result);

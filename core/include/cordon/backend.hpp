@@ -2,9 +2,14 @@
 //
 // A backend proves what it can enforce (probe) and runs a plan under it (run). The public
 // methods are non-virtual: they validate, time, log and catch, then call the protected hooks.
-// Hooks should be noexcept and report failure through their return value; the base declares
-// them without noexcept so that a hook that throws anyway is caught and reported (CRD3006,
-// CRD5003, CRD2015) instead of terminating cordon. A `noexcept` override is always allowed.
+//
+// The error convention: a hook reports a failure by throwing cordon::Error (or ErrorList), or
+// through its return value. The base turns a thrown Error into the result's error with the
+// Error's own code and hint: a run's RunResult::error, a probe's ProbeResult::unusable, a
+// settings error, a garbage report's error, a preview's warning. Anything else a hook throws is
+// a bug of the plugin and is reported under a generic code (CRD3006 for a probe, CRD5003 for a
+// run or a collection, CRD2015 for settings) instead of terminating cordon. So a plugin needs
+// no try/catch of its own around a hook.
 #pragma once
 
 #include <cordon/error.hpp>
@@ -146,10 +151,15 @@ class CORDON_API Backend {
   /// Never throws.
   std::vector<Error> validate_settings(const boost::json::object& settings);
 
+  /// validate_settings() as one CRD2015 error naming every mistake (the first one's hint), or
+  /// nullopt when the settings are valid. Never throws.
+  std::optional<Error> settings_error(const boost::json::object& settings);
+
   /// Runs the plan. Output reaches `sink` with head-and-tail truncation at the policy's
-  /// max_output_bytes per stream. Refuses (CRD1001 / CRD1004, or the probe's `unusable`) when
-  /// the probe for the plan's settings does not prove every requirement of the plan. Never throws:
-  /// failures are in RunResult::error.
+  /// max_output_bytes per stream. Refuses settings that do not validate (CRD2015, every mistake
+  /// named), and refuses (CRD1001 / CRD1004, or the probe's `unusable`) when the probe for the
+  /// plan's settings does not prove every requirement of the plan. Never throws: failures are in
+  /// RunResult::error.
   RunResult run(const Plan& plan, OutputSink& sink);
 
   /// Removes what runs of a cordon that was killed left behind (containers, remote
@@ -164,20 +174,23 @@ class CORDON_API Backend {
  protected:
   explicit Backend(BackendContext context);
 
-  /// Proves capabilities by doing, not by guessing. Override as `noexcept`.
+  /// Proves capabilities by doing, not by guessing. May throw cordon::Error: the backend is then
+  /// unavailable, refused in the Error's own words (ProbeResult::unusable).
   virtual ProbeResult do_probe() = 0;
-  /// Runs the command; when it returns, no process of the command may be alive. Called only
-  /// when the probe for the plan's settings (probe_for) proved every requirement of the plan.
-  /// Override as `noexcept`.
+  /// Runs the command; when it returns (or throws), no process of the command may be alive.
+  /// Called only with settings that validate and when the probe for them (probe_for) proved
+  /// every requirement of the plan. May throw cordon::Error: it becomes RunResult::error (the
+  /// notes gathered so far are lost; return a result with `error` set to keep them).
   virtual RunResult do_run(const Plan& plan, OutputSink& sink) = 0;
   /// Default: probe(). Override when settings choose the target the backend runs on; called
-  /// only with settings that validate. Override as `noexcept`.
+  /// only with settings that validate. May throw cordon::Error, as do_probe.
   virtual ProbeResult do_probe_for(const boost::json::object& settings);
-  /// Default: accepts an empty table and refuses any key. Override as `noexcept`.
+  /// Default: accepts an empty table and refuses any key. Returns every mistake (CRD2015); may
+  /// throw cordon::Error or ErrorList instead.
   virtual std::vector<Error> do_validate_settings(const boost::json::object& settings);
-  /// Default: nothing to collect. Override as `noexcept`.
+  /// Default: nothing to collect. May throw cordon::Error: it becomes the report's error.
   virtual GarbageReport do_collect_garbage(const boost::json::object& settings);
-  /// Default: nothing to say. Override as `noexcept`.
+  /// Default: nothing to say. May throw cordon::Error: its message becomes a warning.
   virtual RunPreview do_preview(const Plan& plan);
 
   const BackendContext& context() const noexcept { return context_; }
@@ -185,6 +198,7 @@ class CORDON_API Backend {
 
  private:
   ProbeResult guarded_probe();
+  ProbeResult guarded_probe_for(const boost::json::object* settings);
   ProbeResult fault_result(const std::string& what);
   RunResult guarded_run(const Plan& plan, OutputSink& sink);
 

@@ -1,4 +1,6 @@
 // The `none` backend: its probe, which proves only what a plain child process enforces.
+#include <cordon/sdk/child.hpp>
+
 #include "backend_none.hpp"
 
 #include <sys/stat.h>
@@ -104,7 +106,7 @@ ProbeResult NoneBackend::do_probe() noexcept {
   add(cap::limit_files, true, "RLIMIT_NOFILE on every process of the command");
   add(cap::limit_cpu, true, "RLIMIT_CPU on every process of the command");
   add(cap::limit_file_size, true, "RLIMIT_FSIZE on every process of the command");
-  bool reaper = supervision_supported(evidence);
+  bool reaper = sdk::child_supervision_supported(evidence);
   add(cap::limit_timeout, reaper, evidence);
   bool plain = unprivileged(evidence);
   add(cap::identity_unprivileged, plain, evidence);

@@ -1,15 +1,15 @@
-// The `none` backend's run: a private HOME, rlimits, the supervised child, the report.
+// The `none` backend's run: a private HOME, the toolkit's supervised child, the report.
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cordon/capabilities.hpp>
 #include <cordon/log.hpp>
+#include <cordon/sdk/child.hpp>
 
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 
 #include "backend_none.hpp"
-#include "spawn_guard.hpp"
 
 namespace cordon::detail {
 
@@ -17,27 +17,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr const char* kDefaultPath = "/usr/local/bin:/usr/bin:/bin";
-
 RunResult setup_failure(const std::string& message) {
   RunResult r;
   r.error = Error(code::kIsolationFailed, message, "the command did not run");
   return r;
-}
-
-const char* rlimit_name(int resource) {
-  switch (resource) {
-    case RLIMIT_NOFILE:
-      return "RLIMIT_NOFILE";
-    case RLIMIT_CPU:
-      return "RLIMIT_CPU";
-    case RLIMIT_FSIZE:
-      return "RLIMIT_FSIZE";
-    case RLIMIT_CORE:
-      return "RLIMIT_CORE";
-    default:
-      return "a resource limit";
-  }
 }
 
 std::optional<fs::path> make_private_home(std::string& error) {
@@ -64,25 +47,6 @@ bool remove_home(const fs::path& home) {
   return !ec;
 }
 
-SpawnSpec spec_of(const Plan& plan, const fs::path& home) {
-  SpawnSpec spec;
-  auto path = plan.env.find("PATH");
-  spec.exec_paths =
-      exec_candidates(plan.argv.front(), path != plan.env.end() ? path->second : kDefaultPath);
-  spec.argv = plan.argv;
-  for (const auto& [k, v] : plan.env)
-    if (k != "HOME") spec.env.push_back(k + "=" + v);
-  spec.env.push_back("HOME=" + home.string());
-  spec.cwd = plan.workspace.string();
-  spec.rlimits = none_rlimits(plan.policy.limits);
-  spec.stdin_data = plan.stdin_data;
-  spec.deadline = plan.deadline;
-  spec.grace = kNoneKillGrace;
-  spec.guard = guard_supported();
-  spec.stop = plan.stop;
-  return spec;
-}
-
 std::string mechanism(std::string_view id, const Plan& plan, const fs::path& home) {
   const auto& l = plan.policy.limits;
   if (id == cap::env_grant)
@@ -106,58 +70,6 @@ std::string mechanism(std::string_view id, const Plan& plan, const fs::path& hom
 
 }  // namespace
 
-std::vector<std::pair<int, rlim_t>> none_rlimits(const Limits& l) {
-  std::vector<std::pair<int, rlim_t>> out = {{RLIMIT_CORE, 0}};  // no core files anywhere
-  if (l.max_open_files) out.emplace_back(RLIMIT_NOFILE, *l.max_open_files);
-  if (l.cpu_seconds) out.emplace_back(RLIMIT_CPU, *l.cpu_seconds);
-  if (l.max_file_size_mb) out.emplace_back(RLIMIT_FSIZE, *l.max_file_size_mb * 1024 * 1024);
-  return out;
-}
-
-RunResult none_result(const SpawnOutcome& o, const Plan& plan) {
-  RunResult r;
-  const std::string program = plan.argv.front();
-  if (o.fault) {
-    r.error = Error(code::kBackendFault, "backend 'none' failed: " + *o.fault);
-    return r;
-  }
-  switch (o.failed_stage) {
-    case SpawnStage::none:
-      break;
-    case SpawnStage::exec: {
-      bool missing = o.error == ENOENT || o.error == ENOTDIR || o.error == ENAMETOOLONG;
-      if (missing)
-        r.error = Error(code::kNotFound, "program '" + program + "' not found",
-                        program.find('/') == std::string::npos
-                            ? "searched the granted PATH; pass an absolute path or grant PATH"
-                            : "the path is relative to the workspace");
-      else
-        r.error = Error(code::kNotExecutable,
-                        "program '" + program + "' is not executable: " + std::strerror(o.error));
-      break;
-    }
-    case SpawnStage::chdir:
-      return setup_failure("cannot enter workspace '" + plan.workspace.string() +
-                           "': " + std::strerror(o.error));
-    case SpawnStage::rlimit:
-      return setup_failure(std::string("cannot set ") + rlimit_name(o.failed_item) + ": " +
-                           std::strerror(o.error));
-    default:
-      return setup_failure(std::string("cannot start the command: ") + std::strerror(o.error));
-  }
-  if (o.wait_status && WIFEXITED(*o.wait_status)) r.exit_code = WEXITSTATUS(*o.wait_status);
-  if (o.wait_status && WIFSIGNALED(*o.wait_status)) r.signal = WTERMSIG(*o.wait_status);
-  r.timed_out = o.timed_out;
-  r.cpu_user_seconds = o.cpu_user_seconds;
-  r.cpu_system_seconds = o.cpu_system_seconds;
-  r.cpu_seconds = o.cpu_user_seconds + o.cpu_system_seconds;
-  if (o.stopped) r.notes.push_back("stopped: every process of the command was killed");
-  if (o.leftovers > 0)
-    r.notes.push_back(std::to_string(o.leftovers) + " process" + (o.leftovers == 1 ? "" : "es") +
-                      " outlived the command and were killed");
-  return r;
-}
-
 RunResult NoneBackend::do_run(const Plan& plan, OutputSink& sink) noexcept {
   fs::path home = plan.host_home;
   bool private_home = plan.policy.filesystem.home == HomeMode::private_home;
@@ -167,7 +79,9 @@ RunResult NoneBackend::do_run(const Plan& plan, OutputSink& sink) noexcept {
     if (!made) return setup_failure(error);
     home = *made;
   }
-  RunResult r = none_result(spawn_supervised(spec_of(plan, home), sink), plan);
+  sdk::ChildSpec spec = sdk::child_spec(plan, home);
+  spec.grace = kNoneKillGrace;
+  RunResult r = sdk::child_result(sdk::run_child(spec, sink), plan);
   for (const auto& req : plan.requirements)
     if (auto m = mechanism(req.id, plan, home); !m.empty()) r.report.push_back({req.id, m});
   if (private_home && !remove_home(home)) {

@@ -1,5 +1,5 @@
 // The caller's side of a supervised run: pipes, fork, streaming output, the report.
-#include "spawn.hpp"
+#include <cordon/sdk/child.hpp>
 
 #include <fcntl.h>
 #include <poll.h>
@@ -15,6 +15,10 @@
 #include "spawn_guard.hpp"
 
 namespace cordon::detail {
+
+using sdk::ChildOutcome;
+using sdk::ChildSpec;
+using sdk::ChildStage;
 
 namespace {
 
@@ -79,7 +83,7 @@ struct Arrays {
   std::vector<char*> envp;
 };
 
-Arrays arrays_of(const SpawnSpec& spec) {
+Arrays arrays_of(const ChildSpec& spec) {
   Arrays a;
   for (const auto& p : spec.exec_paths) a.paths.push_back(p.c_str());
   for (const auto& s : spec.argv) a.argv.push_back(const_cast<char*>(s.c_str()));
@@ -90,7 +94,7 @@ Arrays arrays_of(const SpawnSpec& spec) {
   return a;
 }
 
-ChildPlan plan_of(const SpawnSpec& spec, const Arrays& a) {
+ChildPlan plan_of(const ChildSpec& spec, const Arrays& a) {
   ChildPlan p{};
   p.exec_paths = a.paths.data();
   p.argv = a.argv.data();
@@ -211,8 +215,8 @@ class Pump {
   bool terminated_ = false;
 };
 
-SpawnOutcome outcome_of(const std::string& bytes, int supervisor_status) {
-  SpawnOutcome out;
+ChildOutcome outcome_of(const std::string& bytes, int supervisor_status) {
+  ChildOutcome out;
   SupervisorReport r{};
   if (bytes.size() != sizeof r) {
     out.fault = "the supervisor process died before reporting (" +
@@ -227,7 +231,7 @@ SpawnOutcome outcome_of(const std::string& bytes, int supervisor_status) {
     out.fault = "the supervisor's report is malformed";
     return out;
   }
-  out.failed_stage = static_cast<SpawnStage>(r.stage);
+  out.failed_stage = static_cast<ChildStage>(r.stage);
   out.error = r.error;
   out.failed_item = r.item;
   if (r.has_status) out.wait_status = r.status;
@@ -239,6 +243,12 @@ SpawnOutcome outcome_of(const std::string& bytes, int supervisor_status) {
 }
 
 }  // namespace
+
+}  // namespace cordon::detail
+
+namespace cordon::sdk {
+
+using namespace cordon::detail;
 
 std::vector<std::string> exec_candidates(const std::string& program, const std::string& path_var) {
   if (program.find('/') != std::string::npos) return {program};
@@ -254,10 +264,10 @@ std::vector<std::string> exec_candidates(const std::string& program, const std::
   return out;
 }
 
-SpawnOutcome spawn_supervised(const SpawnSpec& spec, OutputSink& sink) {
+ChildOutcome run_child(const ChildSpec& spec, OutputSink& sink) {
   SigpipeGuard guard;
   Pipes pipes;
-  SpawnOutcome failed;
+  ChildOutcome failed;
   if (!pipes.open(spec.stdin_data.has_value())) {
     failed.fault = std::string("cannot create pipes: ") + std::strerror(errno);
     return failed;
@@ -269,7 +279,14 @@ SpawnOutcome spawn_supervised(const SpawnSpec& spec, OutputSink& sink) {
                pipes.err[1],
                pipes.status[1],
                {pipes.out[0], pipes.err[0], pipes.status[0], pipes.in[1]}};
+  // Forked with every signal blocked: a stop request that comes before the supervisor has set
+  // its own mask waits for it, instead of killing it (SIGUSR1's default) and orphaning the
+  // command.
+  sigset_t all, old;
+  sigfillset(&all);
+  ::pthread_sigmask(SIG_SETMASK, &all, &old);
   pid_t supervisor = ::fork();
+  if (supervisor != 0) ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
   if (supervisor < 0) {
     failed.fault = std::string("cannot fork: ") + std::strerror(errno);
     return failed;
@@ -281,7 +298,7 @@ SpawnOutcome spawn_supervised(const SpawnSpec& spec, OutputSink& sink) {
   int status = 0;
   while (::waitpid(supervisor, &status, 0) < 0 && errno == EINTR) {
   }
-  SpawnOutcome out = outcome_of(pump.report, status);
+  ChildOutcome out = outcome_of(pump.report, status);
   // A command that ended on its own before the kill arrived was not stopped.
   bool ended_by_kill =
       out.wait_status && WIFSIGNALED(*out.wait_status) && WTERMSIG(*out.wait_status) == SIGKILL;
@@ -289,7 +306,9 @@ SpawnOutcome spawn_supervised(const SpawnSpec& spec, OutputSink& sink) {
   return out;
 }
 
-bool supervision_supported(std::string& evidence) {
+bool child_guard_supported() { return guard_supported(); }
+
+bool child_supervision_supported(std::string& evidence) {
   GuardFilter guard;
   bool built = build_guard(guard, ::getpid(), ::getpgrp());
   pid_t pid = ::fork();
@@ -322,4 +341,4 @@ bool supervision_supported(std::string& evidence) {
   return code == 0;
 }
 
-}  // namespace cordon::detail
+}  // namespace cordon::sdk

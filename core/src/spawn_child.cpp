@@ -8,7 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "spawn.hpp"
+#include <cordon/sdk/child.hpp>
 #include "spawn_guard.hpp"
 
 namespace cordon::detail {
@@ -32,7 +32,7 @@ void write_all(int fd, const void* data, std::size_t size) {
   }
 }
 
-[[noreturn]] void fail(int fd, SpawnStage stage, int error, int item, int status) {
+[[noreturn]] void fail(int fd, sdk::ChildStage stage, int error, int item, int status) {
   ExecFailure f{static_cast<std::int32_t>(stage), error, item};
   write_all(fd, &f, sizeof f);
   _exit(status);
@@ -73,7 +73,7 @@ void default_signals() {
   }
   if (denied && (error == ENOENT || error == ENOTDIR)) error = EACCES;
   bool missing = error == ENOENT || error == ENOTDIR || error == ENAMETOOLONG;
-  fail(report_fd, SpawnStage::exec, error, 0, missing ? 127 : 126);
+  fail(report_fd, sdk::ChildStage::exec, error, 0, missing ? 127 : 126);
 }
 
 [[noreturn]] void become_command(const ChildPlan& plan, const ChildFds& fds, pid_t supervisor,
@@ -84,16 +84,16 @@ void default_signals() {
   if (::getppid() != supervisor) _exit(125);
   ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
   if (::dup2(fds.in, 0) < 0 || ::dup2(fds.out, 1) < 0 || ::dup2(fds.err, 2) < 0)
-    fail(report_fd, SpawnStage::setup, errno, 0, 125);
-  if (::chdir(plan.cwd) != 0) fail(report_fd, SpawnStage::chdir, errno, 0, 125);
+    fail(report_fd, sdk::ChildStage::setup, errno, 0, 125);
+  if (::chdir(plan.cwd) != 0) fail(report_fd, sdk::ChildStage::chdir, errno, 0, 125);
   for (std::size_t i = 0; i < plan.rlimit_count; ++i) {
     rlimit rl{plan.rlimits[i].second, plan.rlimits[i].second};
     if (::setrlimit(plan.rlimits[i].first, &rl) != 0)
-      fail(report_fd, SpawnStage::rlimit, errno, plan.rlimits[i].first, 125);
+      fail(report_fd, sdk::ChildStage::rlimit, errno, plan.rlimits[i].first, 125);
   }
   if (guard)
     if (int error = install_guard(*guard); error != 0)
-      fail(report_fd, SpawnStage::guard, error, 0, 125);
+      fail(report_fd, sdk::ChildStage::guard, error, 0, 125);
   cloexec_from_3();
   exec_command(plan, report_fd);
 }
@@ -248,7 +248,7 @@ void run_supervisor(const ChildPlan& plan, const ChildFds& fds) {
     become_command(plan, fds, me, plan.guard ? &guard : nullptr, failure_pipe[1]);
   }
   if (command < 0) {
-    report.stage = static_cast<int>(ok ? SpawnStage::fork : SpawnStage::setup);
+    report.stage = static_cast<int>(ok ? sdk::ChildStage::fork : sdk::ChildStage::setup);
     report.error = ok ? errno : EINVAL;
     write_all(fds.status, &report, sizeof report);
     _exit(0);

@@ -41,7 +41,7 @@ struct ChildFds {
 /// The supervisor's report, written once in a single write() just before it exits.
 struct SupervisorReport {
   std::uint32_t magic;
-  std::int32_t stage;  ///< SpawnStage
+  std::int32_t stage;  ///< sdk::ChildStage
   std::int32_t error;
   std::int32_t item;
   std::int32_t has_status;

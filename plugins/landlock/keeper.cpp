@@ -76,10 +76,6 @@ void recycle_arena(Keeper& keeper) noexcept {
   if (!g_spare_arena) g_spare_arena = std::move(keeper.arena);
 }
 
-int keeper_namespaces(bool network) noexcept {
-  return CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | (network ? CLONE_NEWNET : 0);
-}
-
 Keeper start_keeper(bool network) {
   int pair[2];
   if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0)

@@ -4,14 +4,12 @@
 // ~0.6 ms), and none of it depends on the policy but whether the network is denied. So the
 // keeper is started before the run is planned: by the front end as soon as it starts, else at
 // the start of the run. It makes the namespaces on the second core while cordon plans. The
-// command's process, forked once the plan is ready, joins them through the keeper's pidfd
-// (setns), so the plan never has to be sent anywhere. After that the keeper only reaps orphans,
-// passes a SIGTERM on to every process of the sandbox, and dies when cordon kills it, which
-// kills everything in the namespace.
-//
-// The command's process joins through descriptors of the namespaces that the keeper opens and
-// sends over its socket: a keeper cannot be joined through its pidfd or /proc once it is
-// non-dumpable, which it must be before the command runs (it is a copy of cordon's memory).
+// command's process, forked once the plan is ready, joins them (setns) through descriptors of
+// the namespaces that the keeper opens and sends over its socket, so the plan never has to be
+// sent anywhere. (Not through the keeper's pidfd or /proc: neither can be joined once the
+// keeper is non-dumpable, which it must be before the command runs, being a copy of cordon's
+// memory.) After that the keeper only reaps orphans, passes a SIGTERM on to every process of
+// the sandbox, and dies when cordon kills it, which kills everything in the namespace.
 #pragma once
 
 #include <sys/types.h>
@@ -23,12 +21,10 @@
 #include "fd.hpp"
 #include "flat_layout.hpp"
 #include "idmap.hpp"
+#include "keeper_process.hpp"
 #include "spawn.hpp"
 
 namespace cordon::landlock {
-
-/// The most namespaces a keeper holds: user, pid, mount, IPC, UTS, network.
-inline constexpr int kKeeperNamespaces = 6;
 
 /// A started keeper.
 struct Keeper {
@@ -44,9 +40,6 @@ struct Keeper {
 
   explicit operator bool() const noexcept { return pid > 0; }
 };
-
-/// The namespaces a keeper holds besides its user and pid namespaces.
-int keeper_namespaces(bool network) noexcept;
 
 /// Clones a keeper into a new user and pid namespace; it makes the rest itself. Throws
 /// cordon::Error (CRD1003) when the clone is refused.

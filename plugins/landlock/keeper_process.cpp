@@ -18,7 +18,6 @@
 
 #include "child_util.hpp"
 #include "idmap.hpp"
-#include "keeper.hpp"
 #include "mounts.hpp"
 #include "namespaces.hpp"
 

@@ -21,6 +21,14 @@ inline constexpr NamespaceFile kNamespaceFiles[] = {
     {"/proc/self/ns/mnt", CLONE_NEWNS},    {"/proc/self/ns/ipc", CLONE_NEWIPC},
     {"/proc/self/ns/uts", CLONE_NEWUTS},   {"/proc/self/ns/net", CLONE_NEWNET}};
 
+/// The most namespaces a keeper holds: user, pid, mount, IPC, UTS, network.
+inline constexpr int kKeeperNamespaces = 6;
+
+/// The namespaces a keeper makes itself, besides its user and pid namespaces.
+inline int keeper_namespaces(bool network) noexcept {
+  return CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | (network ? CLONE_NEWNET : 0);
+}
+
 /// How many of kNamespaceFiles a keeper sends.
 inline int namespace_count(bool network) noexcept { return network ? 6 : 5; }
 

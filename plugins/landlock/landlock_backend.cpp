@@ -5,6 +5,7 @@
 
 #include <cordon/capabilities.hpp>
 #include <cordon/log.hpp>
+#include <cordon/sdk/child.hpp>
 
 #include <fcntl.h>
 #include <sched.h>
@@ -178,9 +179,9 @@ struct ChildData {
   ChildData(const Plan& plan, const Prepared& p)
       : env(environment(plan, p.layout)),
         args(plan.argv),
-        candidates(exec_candidates(plan.argv.front(), plan.env.count("PATH")
-                                                          ? plan.env.at("PATH")
-                                                          : std::string("/usr/bin:/bin"))),
+        candidates(sdk::exec_candidates(plan.argv.front(), plan.env.count("PATH")
+                                                               ? plan.env.at("PATH")
+                                                               : std::string("/usr/bin:/bin"))),
         envp(pointers(env)),
         argv(pointers(args)),
         uid_map(p.identity.uid_map()),

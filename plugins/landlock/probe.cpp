@@ -25,7 +25,6 @@
 #include "namespaces.hpp"
 #include "reductions.hpp"
 #include "ruleset.hpp"
-#include "supervise.hpp"
 
 namespace cordon::landlock {
 

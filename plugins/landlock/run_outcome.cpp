@@ -2,6 +2,7 @@
 #include "run_outcome.hpp"
 
 #include <sys/wait.h>
+#include <cordon/sdk/child.hpp>
 
 #include <cerrno>
 #include <csignal>
@@ -11,15 +12,17 @@ namespace cordon::landlock {
 
 namespace {
 
+// The toolkit's wording, with the sandbox's own hints and the path that failed.
 Error exec_error(const ChildReport& r, const std::string& program) {
   std::string what = r.detail;
-  if (r.err == ENOENT)
-    return Error(code::kNotFound, "program '" + program + "' not found in the sandbox",
-                 "the program must be in PATH and in a readable directory (filesystem.read)");
   if (r.err == EACCES)
     return Error(code::kNotExecutable, "'" + what + "' cannot be executed: permission denied",
                  "the policy may block it (blocked_commands, allowed_commands) or it is not "
                  "executable");
+  Error e = sdk::exec_failure(
+      program, r.err, "the program must be in PATH and in a readable directory (filesystem.read)");
+  if (e.code() == code::kNotFound)
+    return Error(e.code(), e.message() + " in the sandbox", e.hint());
   return Error(code::kNotExecutable, "'" + what + "' cannot be executed: " + std::strerror(r.err));
 }
 
@@ -58,7 +61,7 @@ void fill_outcome(const Outcome& out, const Plan& plan, const Identity& identity
     result.error = setup_error(*out.failure, identity);
   } else if (out.failure) {
     result.error = exec_error(*out.failure, plan.argv.front());
-    result.exit_code = out.failure->err == ENOENT ? 127 : 126;
+    result.exit_code = sdk::exec_failure_status(out.failure->err);
   } else if (out.timed_out) {
     result.timed_out = true;
     result.signal = SIGKILL;

@@ -224,19 +224,4 @@ void run_entrant(const ChildSpec& s) noexcept {
   ::_exit(0);
 }
 
-std::vector<std::string> exec_candidates(const std::string& argv0, const std::string& search) {
-  if (argv0.find('/') != std::string::npos) return {argv0};
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  while (start <= search.size()) {
-    auto end = search.find(':', start);
-    if (end == std::string::npos) end = search.size();
-    std::string dir = search.substr(start, end - start);
-    if (dir.empty()) dir = ".";
-    out.push_back(dir + "/" + argv0);
-    start = end + 1;
-  }
-  return out;
-}
-
 }  // namespace cordon::landlock

@@ -104,8 +104,4 @@ struct ChildSpec {
 /// once that has executed or failed, and exits.
 [[noreturn]] void run_entrant(const ChildSpec& spec) noexcept;
 
-/// The candidates execve tries for argv[0]: itself when it has a '/', else each directory of
-/// `search_path` joined with it.
-std::vector<std::string> exec_candidates(const std::string& argv0, const std::string& search_path);
-
 }  // namespace cordon::landlock

@@ -1,18 +1,17 @@
-// Cordon's side of a run: starting the command's process in the keeper's namespaces, streaming
-// its output, the deadline, and collecting how it ended. When supervise() returns, no process
-// of the sandbox is alive.
+// Cordon's side of a started sandbox (launch.hpp starts it): streaming the command's output,
+// feeding its input, the deadline and stop requests, and collecting how it ended. When
+// supervise() and reap_keeper() have returned, no process of the sandbox is alive.
 #pragma once
 
-#include <cordon/stop_token.hpp>
-#include <memory>
-
 #include <cordon/backend.hpp>
+#include <cordon/stop_token.hpp>
 
 #include <sys/resource.h>
 #include <sys/types.h>
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 

@@ -1,0 +1,108 @@
+// The backend toolkit: a command run as a supervised child process of cordon.
+//
+// What every local backend needs around its command, done once: the granted environment and
+// working directory, rlimits, stdin fed without SIGPIPE, stdout and stderr streamed to the
+// OutputSink as they arrive, the deadline (SIGTERM to the whole tree, SIGKILL after a grace),
+// the StopToken (a request made before the child exists is not lost), and exec failures mapped
+// to CRD5004 / CRD5005 and exit statuses 127 / 126. A supervisor process is the child
+// subreaper of the whole tree, so when run_child() returns no descendant of the command is
+// alive, setsid() or not.
+//
+//   cordon ──fork──► supervisor (PR_SET_CHILD_SUBREAPER, owns the deadline)
+//                        └─fork──► command (process-group leader, rlimits, execve)
+//
+// The built-in `none` backend is exactly child_spec() → run_child() → child_result().
+#pragma once
+
+#include <sys/resource.h>
+#include <cordon/backend.hpp>
+#include <cordon/export.hpp>
+#include <cordon/stop_token.hpp>
+
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace cordon::sdk {
+
+/// What to run. Everything is prepared before the fork: after it the child processes only make
+/// async-signal-safe system calls.
+struct ChildSpec {
+  std::vector<std::string> exec_paths;  ///< argv[0] resolved against the granted PATH, in order
+  std::vector<std::string> argv;
+  std::vector<std::string> env;  ///< "NAME=value", exactly the command's environment
+  std::string cwd;
+  std::vector<std::pair<int, rlim_t>> rlimits;  ///< resource, soft = hard limit
+  std::optional<std::string> stdin_data;        ///< nullopt: /dev/null
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  std::chrono::milliseconds grace{1000};  ///< SIGTERM to SIGKILL at the deadline
+  /// Forbid the command to signal its supervisor (seccomp). Set it when
+  /// child_supervision_supported() says the guard works here.
+  bool guard = true;
+  std::shared_ptr<StopToken> stop;  ///< watched while the command runs
+};
+
+/// Where the child failed before the command started.
+enum class ChildStage { none = 0, chdir = 1, rlimit = 2, exec = 3, fork = 4, setup = 5, guard = 6 };
+
+/// How a supervised run ended.
+struct ChildOutcome {
+  ChildStage failed_stage = ChildStage::none;  ///< none: the command was executed
+  int error = 0;                               ///< errno of the failed stage
+  int failed_item = 0;                         ///< for rlimit: the resource
+  std::optional<int> wait_status;              ///< the command's status, as from waitpid
+  bool timed_out = false;
+  int leftovers = 0;            ///< descendants still alive after the command exited, all killed
+  double cpu_user_seconds = 0;  ///< user time of the whole tree
+  double cpu_system_seconds = 0;
+  bool stopped = false;              ///< the stop token asked for a kill and the tree was killed
+  std::optional<std::string> fault;  ///< the supervisor itself failed
+};
+
+/// PATH search for `program` in `path_var` (an empty entry is the working directory); a name
+/// with a slash is returned alone. Pure.
+CORDON_API std::vector<std::string> exec_candidates(const std::string& program,
+                                                    const std::string& path_var);
+
+/// The PATH searched when the plan grants none.
+inline constexpr const char* kDefaultSearchPath = "/usr/local/bin:/usr/bin:/bin";
+
+/// The error of an execve() of `program` that failed with `err`: CRD5004 when nothing was found
+/// there (ENOENT, ENOTDIR, ENAMETOOLONG), else CRD5005. `hint` says where the program is
+/// looked for; empty: a hint for a search of the granted PATH on the host.
+CORDON_API Error exec_failure(const std::string& program, int err, std::string hint = {});
+
+/// The exit status a shell gives an execve() that failed with `err`: 127 not found, else 126.
+CORDON_API int exec_failure_status(int err) noexcept;
+
+/// The spec of `plan` for a child on this host: argv searched in the granted PATH (or
+/// kDefaultSearchPath), exactly the granted environment with HOME = `home`, the workspace as
+/// the working directory, the policy's rlimits (no core files; open files, CPU seconds, file
+/// size), stdin, deadline and stop token. `guard` is set when the guard works here.
+CORDON_API ChildSpec child_spec(const Plan& plan, const std::filesystem::path& home);
+
+/// The rlimits the policy's limits ask for (always RLIMIT_CORE = 0).
+CORDON_API std::vector<std::pair<int, rlim_t>> policy_rlimits(const Limits& limits);
+
+/// Runs `spec`, streaming output to `sink` as it arrives. When this returns, no process of the
+/// command is alive. Never throws.
+CORDON_API ChildOutcome run_child(const ChildSpec& spec, OutputSink& sink);
+
+/// The RunResult of `outcome` for `plan`: exit code or signal, timed_out, CPU times, a note for
+/// a stop and for descendants killed after the command exited; exec failures as
+/// exec_failure(); a failure before exec as CRD1003 (the command did not run); a fault of the
+/// supervisor as CRD5003.
+CORDON_API RunResult child_result(const ChildOutcome& outcome, const Plan& plan);
+
+/// True when everything the deadline relies on works here — a child subreaper that can list its
+/// children through /proc — tested in a throwaway child process.
+CORDON_API bool child_supervision_supported(std::string& evidence);
+
+/// True when the guard (ChildSpec::guard) can be installed here: probed once per process.
+CORDON_API bool child_guard_supported();
+
+}  // namespace cordon::sdk

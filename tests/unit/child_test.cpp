@@ -1,0 +1,94 @@
+// The backend toolkit's supervised child (cordon/sdk/child.hpp), through its public header
+// only, as a plugin uses it: the plan becomes a spec, the outcome a result, and exec failures
+// keep their codes and statuses. Real processes; the none backend's tests cover the rest.
+#include <signal.h>
+#include <catch2/catch.hpp>
+#include <cordon/sdk/child.hpp>
+
+#include <cerrno>
+#include <chrono>
+
+#include "runtime_test_support.hpp"
+
+using namespace cordon;
+using namespace std::chrono_literals;
+using cordon::test::Collect;
+
+namespace {
+
+Plan plan_of(std::vector<std::string> argv) {
+  Plan plan;
+  plan.argv = std::move(argv);
+  plan.workspace = "/";
+  plan.env = {{"PATH", "/usr/bin:/bin"}, {"GRANTED", "yes"}};
+  return plan;
+}
+
+}  // namespace
+
+TEST_CASE("sdk: exec candidates follow PATH unless the program has a slash", "[sdk]") {
+  CHECK(sdk::exec_candidates("ls", "/usr/bin:/bin") ==
+        std::vector<std::string>{"/usr/bin/ls", "/bin/ls"});
+  CHECK(sdk::exec_candidates("./run.sh", "/usr/bin") == std::vector<std::string>{"./run.sh"});
+  CHECK(sdk::exec_candidates("x", "/a::/b") == std::vector<std::string>{"/a/x", "./x", "/b/x"});
+}
+
+TEST_CASE("sdk: exec failures are CRD5004/127 when nothing is there, else CRD5005/126", "[sdk]") {
+  for (int err : {ENOENT, ENOTDIR, ENAMETOOLONG}) {
+    CHECK(sdk::exec_failure("x", err).code() == code::kNotFound);
+    CHECK(sdk::exec_failure_status(err) == 127);
+  }
+  CHECK(sdk::exec_failure("x", EACCES).code() == code::kNotExecutable);
+  CHECK(sdk::exec_failure_status(EACCES) == 126);
+  CHECK(sdk::exec_failure("x", ENOENT, "look in the image").hint() == "look in the image");
+}
+
+TEST_CASE("sdk: a child gets exactly the granted environment and the plan's HOME", "[sdk]") {
+  Plan plan = plan_of({"env"});
+  sdk::ChildSpec spec = sdk::child_spec(plan, "/nonexistent-home");
+  CHECK(spec.exec_paths == std::vector<std::string>{"/usr/bin/env", "/bin/env"});
+  Collect sink;
+  RunResult r = sdk::child_result(sdk::run_child(spec, sink), plan);
+  REQUIRE_FALSE(r.error);
+  CHECK(r.exit_code == 0);
+  CHECK(sink.out.find("GRANTED=yes\n") != std::string::npos);
+  CHECK(sink.out.find("HOME=/nonexistent-home\n") != std::string::npos);
+  CHECK(sink.out.find("USER=") == std::string::npos);  // not granted, not inherited
+}
+
+TEST_CASE("sdk: a missing program is CRD5004 with status 127, a failing one keeps its code",
+          "[sdk]") {
+  Plan missing = plan_of({"no-such-program-here"});
+  Collect sink;
+  RunResult r = sdk::child_result(sdk::run_child(sdk::child_spec(missing, "/"), sink), missing);
+  REQUIRE(r.error);
+  CHECK(r.error->code() == code::kNotFound);
+  CHECK(r.exit_code == 127);
+  Plan failing = plan_of({"sh", "-c", "exit 7"});
+  r = sdk::child_result(sdk::run_child(sdk::child_spec(failing, "/"), sink), failing);
+  CHECK_FALSE(r.error);
+  CHECK(r.exit_code == 7);
+}
+
+TEST_CASE("sdk: the deadline and a stop end the whole tree", "[sdk]") {
+  Plan plan = plan_of({"sh", "-c", "sleep 30 & sleep 30"});
+  sdk::ChildSpec spec = sdk::child_spec(plan, "/");
+  spec.deadline = std::chrono::steady_clock::now() + 300ms;
+  spec.grace = 100ms;
+  Collect sink;
+  auto started = std::chrono::steady_clock::now();
+  RunResult r = sdk::child_result(sdk::run_child(spec, sink), plan);
+  CHECK(r.timed_out);
+  CHECK(std::chrono::steady_clock::now() - started < 10s);
+
+  plan.stop = std::make_shared<StopToken>();
+  plan.stop->request(StopToken::Level::kill);  // made before the child exists: not lost
+  spec = sdk::child_spec(plan, "/");
+  started = std::chrono::steady_clock::now();
+  r = sdk::child_result(sdk::run_child(spec, sink), plan);
+  CHECK_FALSE(r.timed_out);
+  CHECK_FALSE(r.error);  // the supervisor was not killed by the early request
+  // A kill implies a terminate: the shell may die of the SIGTERM before the SIGKILL comes.
+  CHECK((r.signal == SIGKILL || r.signal == SIGTERM));
+  CHECK(std::chrono::steady_clock::now() - started < 10s);
+}

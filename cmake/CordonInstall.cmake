@@ -36,5 +36,6 @@ install(FILES ${PROJECT_BINARY_DIR}/cordonConfig.cmake ${PROJECT_BINARY_DIR}/cor
 # The plugin directory exists even before any plugin is installed into it.
 install(DIRECTORY DESTINATION ${CORDON_INSTALL_PLUGIN_DIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/policies/ DESTINATION ${CMAKE_INSTALL_DATADIR}/cordon/policies)
+install(FILES ${PROJECT_SOURCE_DIR}/config/defaults.toml DESTINATION ${CMAKE_INSTALL_DATADIR}/cordon)
 install(FILES ${PROJECT_SOURCE_DIR}/docs/writing-a-backend.md
   DESTINATION ${CMAKE_INSTALL_DOCDIR} OPTIONAL)

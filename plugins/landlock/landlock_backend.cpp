@@ -63,6 +63,10 @@ std::vector<char*> pointers(std::vector<std::string>& strings) {
 
 LandlockBackend::LandlockBackend(BackendContext context) : Backend(std::move(context)) {}
 
+std::unique_ptr<Backend> make_backend(const BackendContext& context) {
+  return std::make_unique<LandlockBackend>(context);
+}
+
 ProbeResult LandlockBackend::do_probe() noexcept {
   try {
     cache_file_ = probe_cache_file(context().state_dir);

@@ -43,6 +43,7 @@ install(FILES ${PROJECT_BINARY_DIR}/cordonConfig.cmake ${PROJECT_BINARY_DIR}/cor
 # The plugin directory exists even before any plugin is installed into it.
 install(DIRECTORY DESTINATION ${CORDON_INSTALL_PLUGIN_DIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/policies/ DESTINATION ${CMAKE_INSTALL_DATADIR}/cordon/policies)
+install(FILES ${PROJECT_SOURCE_DIR}/config/defaults.toml DESTINATION ${CMAKE_INSTALL_DATADIR}/cordon)
 # The plugin author's documentation, and the tested example plugin it builds on
 # (tests/fixtures/external-backend without its test script), as share/doc/cordon/example-backend.
 install(FILES ${PROJECT_SOURCE_DIR}/docs/writing-a-backend.md

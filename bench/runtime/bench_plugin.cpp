@@ -26,4 +26,4 @@ class QuickBackend final : public cordon::Backend {
 }  // namespace bench
 
 // The benchmark rewrites "cbench00" (here and in the file name) to cbench01..cbench19.
-CORDON_BACKEND_PLUGIN(bench::QuickBackend, "cbench00", "1.0")
+CORDON_BACKEND_PLUGIN(bench::QuickBackend, "cbench00", "1.0", local)

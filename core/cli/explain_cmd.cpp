@@ -34,7 +34,7 @@ boost::json::object explanation_json(const Explanation& x) {
   for (const auto& r : x.requirements)
     reqs.push_back(boost::json::object{{"capability", r.id}, {"clause", r.clause}});
   for (const auto& c : x.candidates) {
-    Verdict v = judge(x.requirements, c);
+    Verdict v = assess(x.request, c);
     boost::json::array unproven;
     for (const auto& s : v.unproven)
       unproven.push_back(boost::json::object{{"capability", s.requirement.id},
@@ -78,7 +78,7 @@ void print_explanation(const Explanation& x) {
   std::cout << "\ncandidates, in order:\n";
   for (const auto& [name, why] : dispatch_order(x.request).skipped)
     std::cout << "  " << name << ": skipped: " << why << "\n";
-  for (const auto& c : x.candidates) std::cout << describe(judge(x.requirements, c), 2) << "\n";
+  for (const auto& c : x.candidates) std::cout << describe(assess(x.request, c), 2) << "\n";
 }
 
 int explain_main(const ExplainArgs& a) {
@@ -108,7 +108,8 @@ int explain_main(const ExplainArgs& a) {
     return 125;
   }
   x.requirements = derive_requirements(x.policy);
-  x.request = DispatchRequest{x.requirements, a.backend, x.policy.backend.prefer, x.policy.name};
+  x.request = DispatchRequest{x.requirements, a.backend, x.policy.backend.prefer, x.policy.name,
+                              config.dispatch_order};
   x.decision = choose_backend(
       *registry, x.request, true, &x.candidates,
       [&](const std::string& name) { return backend_settings(x.policy, config.backends, name); });

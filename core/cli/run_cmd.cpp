@@ -58,6 +58,7 @@ int run_main(const RunArgs& a) {
     Config config;
     registry = make_registry(a.runtime, config);
     inv.config_backends = config.backends;
+    inv.dispatch_order = config.dispatch_order;
     if (a.runtime.config)
       inv.protected_paths.push_back(std::filesystem::absolute(*a.runtime.config));
     out =

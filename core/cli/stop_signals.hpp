@@ -1,6 +1,6 @@
 // `cordon run` and a signal: SIGINT, SIGTERM and SIGHUP stop the run the way its deadline does
 // (the backend kills the command's whole tree and removes what it made: a container, cgroups)
-// instead of killing cordon, which would leave a container running until `cordon docker gc`.
+// instead of killing cordon, which would leave a container running until `cordon gc`.
 #pragma once
 
 #include <cordon/stop_token.hpp>

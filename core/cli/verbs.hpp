@@ -26,11 +26,13 @@ void register_fs(CLI::App& app);
 /// `cordon job ...`.
 void register_job(CLI::App& app);
 
-/// `cordon docker gc`.
+/// `cordon gc [--backend NAME]`.
+void register_gc(CLI::App& app);
+/// `cordon docker gc`, the alias of `cordon gc --backend docker`.
 void register_docker(CLI::App& app);
 
 /// The whole command line: parses `argv`, runs the verb, returns cordon's exit status. Both
-/// executables (the front end in core/front and the full one) call it from their main().
+/// executables (the front end in front/ and the full one) call it from their main().
 int main_cli(int argc, char** argv);
 
 /// The status cordon exits with when it fails before running anything for `verb`: `run` and

@@ -1,6 +1,8 @@
-// The plugin search path and directory scanning. No plugin code is loaded here.
+// The plugin search path and directory scanning, and where cordon's shipped configuration is:
+// both found from the core library's location. No plugin code is loaded here.
 #include "discovery.hpp"
 
+#include <cordon/config.hpp>
 #include <cordon/load_hook.hpp>
 
 #include <algorithm>
@@ -93,6 +95,33 @@ SearchInputs gather_search_inputs(const RegistryOptions& options, bool default_d
   in.install_dir = install.is_absolute() ? install : fs::path(CORDON_INSTALL_PREFIX) / install;
   return in;
 }
+
+}  // namespace cordon::detail
+
+namespace cordon {
+
+// Where the plugins are found, beside the core library; nowhere else in a build tree, so that a
+// build-tree cordon never reads an installed cordon's defaults.
+std::filesystem::path shipped_config_file() {
+  namespace fs = std::filesystem;
+  auto lib = detail::core_library_path();
+  std::error_code ec;
+  fs::path candidates[2];
+  if (lib && fs::equivalent(lib->parent_path(), CORDON_BUILD_CORE_DIR, ec)) {
+    candidates[0] = CORDON_BUILD_SHIPPED_CONFIG;
+  } else {
+    if (lib) candidates[0] = lib->parent_path() / CORDON_SHIPPED_CONFIG_FROM_LIB;
+    fs::path install = CORDON_INSTALL_SHIPPED_CONFIG;
+    candidates[1] = install.is_absolute() ? install : fs::path(CORDON_INSTALL_PREFIX) / install;
+  }
+  for (const auto& c : candidates)
+    if (!c.empty() && fs::is_regular_file(c, ec)) return c.lexically_normal();
+  return {};
+}
+
+}  // namespace cordon
+
+namespace cordon::detail {
 
 ScanResult scan_dir(const SearchDir& dir) {
   ScanResult out;

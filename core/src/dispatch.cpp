@@ -5,34 +5,11 @@
 #include <cordon/registry.hpp>
 
 #include <algorithm>
+#include <utility>
 
 namespace cordon {
 
 namespace {
-
-// The local backends cordon tries by default, and the one system each exists for (null: any).
-// Only this system's are candidates; another system's is named as such when asked for.
-struct DefaultBackend {
-  const char* name;
-  const char* system;
-};
-constexpr DefaultBackend kDefaultBackends[] = {
-    {"landlock", "Linux"}, {"seatbelt", "macOS"}, {"docker", nullptr}};
-
-#if defined(__linux__)
-constexpr const char* kThisSystem = "Linux";
-#elif defined(__APPLE__)
-constexpr const char* kThisSystem = "macOS";
-#else
-constexpr const char* kThisSystem = "";
-#endif
-
-// The other system `name` is a backend for, or nullptr.
-const char* other_system(const std::string& name) {
-  for (const auto& d : kDefaultBackends)
-    if (name == d.name && d.system && std::string_view(d.system) != kThisSystem) return d.system;
-  return nullptr;
-}
 
 bool contains(const std::vector<std::string>& list, const std::string& name) {
   return std::find(list.begin(), list.end(), name) != list.end();
@@ -43,6 +20,9 @@ const Candidate* lookup(const std::vector<Candidate>& candidates, const std::str
     if (c.name == name) return &c;
   return nullptr;
 }
+
+constexpr const char* kRemoteUnasked =
+    "a remote backend, chosen only when named (--backend) or preferred (backend.prefer)";
 
 std::string join(const std::vector<std::string>& items) {
   std::string out;
@@ -66,12 +46,10 @@ std::string plural(std::size_t n, const char* word) {
 }
 
 Error unknown_backend(const std::string& name, const std::vector<std::string>& known) {
-  const char* system = other_system(name);
   return Error(
       code::kUnknownBackend,
       "no backend named '" + name + "' (known: " + (known.empty() ? "none" : join(known)) + ")",
-      system ? "'" + name + "' is a backend for " + system + " only"
-             : "cordon backends lists every backend found and where it searched");
+      "cordon backends lists every backend found and where it searched");
 }
 
 // The key of [limits] that asked for a limit requirement: "limits.memory_mb = 512" names
@@ -136,6 +114,13 @@ Error refuse_named(const DispatchRequest& req, const Verdict& v, const Candidate
 }
 
 Error refuse_unnamed(const DispatchRequest& req, const std::vector<Verdict>& passed) {
+  if (passed.empty())
+    return Error(code::kUnproven,
+                 "no backend to try" +
+                     (req.policy_name.empty() ? "" : " for policy '" + req.policy_name + "'") +
+                     ": the policy prefers none and the configuration's [dispatch] order is empty",
+                 "name one with --backend, or list backends in [dispatch] order of the "
+                 "configuration");
   std::string lines;
   std::optional<std::string> hint;
   for (const auto& v : passed) {
@@ -149,17 +134,9 @@ Error refuse_unnamed(const DispatchRequest& req, const std::vector<Verdict>& pas
 
 }  // namespace
 
-const std::vector<std::string>& default_local_backends() {
-  static const std::vector<std::string> order = [] {
-    std::vector<std::string> out;
-    for (const auto& d : kDefaultBackends)
-      if (!d.system || std::string_view(d.system) == kThisSystem) out.emplace_back(d.name);
-    return out;
-  }();
-  return order;
+bool asked_for(const DispatchRequest& req, const std::string& name) {
+  return req.named == name || contains(req.prefer, name);
 }
-
-bool is_remote_backend(const std::string& name) { return name == "ssh" || name == "e2b"; }
 
 CandidateOrder dispatch_order(const DispatchRequest& req) {
   CandidateOrder out;
@@ -167,24 +144,22 @@ CandidateOrder dispatch_order(const DispatchRequest& req) {
     out.order.push_back(*req.named);
     return out;
   }
-  for (const auto& name : req.prefer) {
-    if (contains(out.order, name)) continue;
-    if (name == kNoneBackend)
+  bool none_skipped = false;
+  auto add = [&](const std::string& name) {
+    if (contains(out.order, name)) return;
+    if (name != kNoneBackend) return out.order.push_back(name);
+    if (!std::exchange(none_skipped, true))
       out.skipped.emplace_back(name,
                                "'none' isolates nothing and runs only when named (--backend none)");
-    else
-      out.order.push_back(name);
-  }
-  for (const auto& name : default_local_backends())
-    if (!contains(out.order, name)) out.order.push_back(name);
+  };
+  for (const auto& name : req.prefer) add(name);
+  for (const auto& name : req.order) add(name);
   return out;
 }
 
 Verdict judge(const Requirements& requirements, const Candidate& c) {
   Verdict v{c.name, false, {}, {}};
-  if (!c.installed && other_system(c.name)) {
-    v.reason = std::string("a backend for ") + other_system(c.name) + " only, not for this system";
-  } else if (!c.installed) {
+  if (!c.installed) {
     v.reason = "not installed (no cordon-backend-" + c.name + ".so on the plugin path)";
   } else if (c.error) {
     v.reason = "unusable: " + std::string(c.error->what()) + " [" + c.error->code() + "]";
@@ -203,6 +178,12 @@ Verdict judge(const Requirements& requirements, const Candidate& c) {
   return v;
 }
 
+Verdict assess(const DispatchRequest& req, const Candidate& c) {
+  if (c.installed && c.locality == Locality::remote && !asked_for(req, c.name))
+    return Verdict{c.name, false, kRemoteUnasked, {}};
+  return judge(req.requirements, c);
+}
+
 std::string describe(const Verdict& v, int indent) {
   std::string pad(static_cast<std::size_t>(indent), ' ');
   if (v.satisfies) return pad + v.name + ": proves every requirement";
@@ -219,7 +200,7 @@ Decision decide(const DispatchRequest& req, const std::vector<Candidate>& candid
     const Candidate* found = lookup(candidates, name);
     Candidate absent{name, false, std::nullopt, std::nullopt};
     const Candidate& c = found ? *found : absent;
-    Verdict v = judge(req.requirements, c);
+    Verdict v = assess(req, c);
     if (v.satisfies) {
       d.chosen = name;
       return d;

@@ -189,7 +189,7 @@ JobInfo JobManager::start(const JobSpec& spec) {
   ro.state_dir = default_backend_state_dir();
   Registry registry(ro);
   DispatchRequest request{derive_requirements(policy), spec.backend, policy.backend.prefer,
-                          policy.name};
+                          policy.name, config.dispatch_order};
   Decision decision = choose_for_run(registry, request, policy, config.backends);
   if (!decision.chosen)
     throw decision.refusal.value_or(Error(code::kUnproven, "no backend can run this job"));

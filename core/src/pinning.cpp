@@ -1,4 +1,5 @@
-// The operator's configuration file: [plugins] pinning and [backends.<name>] settings.
+// The operator's configuration file: [plugins] pinning, [dispatch] order and [backends.<name>]
+// settings, over cordon's shipped configuration.
 #include <cordon/config.hpp>
 #include <cordon/registry.hpp>
 
@@ -78,8 +79,10 @@ class ConfigReader {
         read_plugins(node, cfg.pins);
       else if (key.str() == "backends")
         read_backends(node, cfg.backends);
+      else if (key.str() == "dispatch")
+        read_dispatch(node, cfg);
       else
-        unknown(key, "", {"plugins", "backends"});
+        unknown(key, "", {"plugins", "backends", "dispatch"});
     }
     return cfg;
   }
@@ -160,6 +163,42 @@ class ConfigReader {
     }
   }
 
+  void read_dispatch(const toml::node& node, Config& cfg) {
+    const auto* table = node.as_table();
+    if (!table) return wrong_type(node, "dispatch", "a table");
+    for (const auto& [key, value] : *table) {
+      if (key.str() == "order")
+        read_order(value, cfg);
+      else
+        unknown(key, "dispatch", {"order"});
+    }
+  }
+
+  void read_order(const toml::node& node, Config& cfg) {
+    const auto* list = node.as_array();
+    if (!list) return wrong_type(node, "dispatch.order", "an array of backend names");
+    cfg.dispatch_source = file_;
+    for (const auto& item : *list) {
+      const auto* name = item.as_string();
+      if (!name) {
+        wrong_type(item, "dispatch.order", "an array of backend names");
+      } else if (!valid_backend_name(name->get())) {
+        bad_order(item, "'" + name->get() + "' in dispatch.order is not a backend name",
+                  "a backend name is 1 to 31 of a-z, 0-9, '_' and '-'");
+      } else if (name->get() == kNoneBackend) {
+        bad_order(item, "'none' in dispatch.order: it isolates nothing and runs only when named",
+                  "remove it; run with --backend none to use it");
+      } else if (std::count(cfg.dispatch_order.begin(), cfg.dispatch_order.end(), name->get())) {
+        bad_order(item, "'" + name->get() + "' is listed twice in dispatch.order", "");
+      } else {
+        cfg.dispatch_order.push_back(name->get());
+      }
+    }
+  }
+  void bad_order(const toml::node& node, const std::string& message, const std::string& hint) {
+    errors.emplace_back(code::kBadValue, message, hint, at(file_, node.source()));
+  }
+
   void read_backends(const toml::node& node, boost::json::object& out) {
     const auto* table = node.as_table();
     if (!table) return wrong_type(node, "backends", "a table of backend settings");
@@ -238,11 +277,20 @@ Config load_config_file(const fs::path& file) {
 }
 
 Config load_config(const std::optional<fs::path>& explicit_file) {
-  if (explicit_file) return load_config_file(*explicit_file);
-  fs::path def = default_config_path();
+  Config cfg;
   std::error_code ec;
-  if (!fs::exists(def, ec)) return {};
-  return load_config_file(def);
+  if (explicit_file)
+    cfg = load_config_file(*explicit_file);
+  else if (fs::path def = default_config_path(); fs::exists(def, ec))
+    cfg = load_config_file(def);
+  // The shipped file gives the default order; the operator's [dispatch] order replaces it.
+  if (cfg.dispatch_source.empty())
+    if (fs::path shipped = shipped_config_file(); !shipped.empty()) {
+      Config defaults = load_config_file(shipped);
+      cfg.dispatch_order = std::move(defaults.dispatch_order);
+      cfg.dispatch_source = std::move(defaults.dispatch_source);
+    }
+  return cfg;
 }
 
 }  // namespace cordon

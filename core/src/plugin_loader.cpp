@@ -137,6 +137,12 @@ std::optional<Error> check_info(const PluginInfo& info, const std::string& name,
                  "plugin " + quoted(path) + " calls itself '" + own_name +
                      "' but its file name says '" + name + "'",
                  "rename the file to '" + plugin_file_name(own_name) + "'");
+  if (info.locality != Locality::local && info.locality != Locality::remote)
+    return Error(code::kPluginAbi,
+                 "plugin " + quoted(path) + " declares locality " +
+                     std::to_string(static_cast<std::uint32_t>(info.locality)) +
+                     ", which this cordon does not know (0 local, 1 remote)",
+                 "rebuild the plugin against the SDK of cordon " CORDON_VERSION);
   return std::nullopt;
 }
 
@@ -154,13 +160,14 @@ LoadOutcome load_plugin(const fs::path& path, const std::string& name, const Plu
     if (!lib.has(sym)) missing.push_back(std::string("'") + sym + "'");
   if (!missing.empty()) {
     std::string list = missing.size() == 2 ? missing[0] + " and " + missing[1] : missing[0];
-    out.error = Error(code::kPluginSymbol, "plugin " + quoted(path) + " does not export " + list,
-                      "a plugin's entry.cpp must use CORDON_BACKEND_PLUGIN(Class, name, version)");
+    out.error = Error(
+        code::kPluginSymbol, "plugin " + quoted(path) + " does not export " + list,
+        "a plugin's entry.cpp must use CORDON_BACKEND_PLUGIN(Class, name, version, locality)");
   } else {
     const auto& info = lib.get<const PluginInfo>(kInfoSymbol);
     if (!(out.error = check_record_size(&info, path)) &&
         !(out.error = check_info(info, name, path))) {
-      out.plugin = LoadedPlugin{field(info.version), field(info.toolchain),
+      out.plugin = LoadedPlugin{field(info.version), field(info.toolchain), info.locality,
                                 lib.get<PluginFactory*>(kFactorySymbol)};
     }
   }

@@ -16,6 +16,7 @@ namespace cordon::detail {
 struct LoadedPlugin {
   std::string version;
   std::string toolchain;
+  Locality locality = Locality::local;
   PluginFactory* factory = nullptr;
 };
 
@@ -25,14 +26,15 @@ struct LoadOutcome {
   std::optional<Error> error;
 };
 
-/// Checks an info record against this core and the expected name; the refusal names both
-/// sides. Pure.
+/// Checks an info record against this core and the expected name, and that it declares a
+/// locality this core knows; the refusal names both sides. Pure.
 CORDON_API std::optional<Error> check_info(const PluginInfo& info, const std::string& name,
                                            const std::filesystem::path& path);
 
 /// Loads `path` as the plugin of backend `name`: refuses it unpinned before any code is loaded
 /// (allow list CRD3008, digest CRD3009), then loads it (CRD3001), finds both symbols (CRD3002)
-/// and checks the info record (CRD3003, CRD3004, CRD3012). Never calls the factory.
+/// and checks the info record (CRD3003, CRD3004, CRD3012; an unknown locality CRD3003). Never calls
+/// the factory.
 CORDON_API LoadOutcome load_plugin(const std::filesystem::path& path, const std::string& name,
                                    const PluginPins& pins);
 

@@ -58,6 +58,7 @@ Registry::Registry(RegistryOptions options) : options_(std::move(options)) {
     slot->entry.loaded = true;
     slot->entry.version = CORDON_VERSION;
     slot->entry.toolchain = CORDON_TOOLCHAIN;
+    slot->entry.locality = Locality::local;  // it runs the command here, unconfined
     slots_.emplace(kNoneBackend, std::move(slot));
   }
   for (const auto& builtin : options_.builtins) add_builtin(builtin);
@@ -90,6 +91,7 @@ void Registry::add_builtin(const BuiltinBackend& builtin) {
   slot->entry.loaded = true;
   slot->entry.version = builtin.version;
   slot->entry.toolchain = CORDON_TOOLCHAIN;
+  slot->entry.locality = builtin.locality;
   slot->create_builtin = builtin.create;
   slots_.emplace(builtin.name, std::move(slot));
 }
@@ -203,6 +205,7 @@ void Registry::load(Slot& slot) {
   slot.entry.loaded = true;
   slot.entry.version = outcome.plugin->version;
   slot.entry.toolchain = outcome.plugin->toolchain;
+  slot.entry.locality = outcome.plugin->locality;
   slot.plugin = outcome.plugin;
 }
 

@@ -50,12 +50,15 @@ boost::json::object backend_settings(const Policy& policy,
   return settings;
 }
 
-Candidate evaluate(Registry& registry, const std::string& name,
-                   const boost::json::object& settings) {
+Candidate evaluate(Registry& registry, const std::string& name, const boost::json::object& settings,
+                   bool probe_remote) {
   Candidate c{name, false, std::nullopt, std::nullopt};
   const BackendEntry* entry = registry.find(name);
   if (!entry) return c;
   c.installed = true;
+  c.locality = entry->locality;
+  // A remote backend nobody asked for is never a candidate: it is not even contacted.
+  if (c.locality == Locality::remote && !probe_remote) return c;
   if (auto probe = registry.probe_for(name, settings))
     c.probe = std::move(*probe);
   else
@@ -67,8 +70,9 @@ Decision choose_backend(Registry& registry, const DispatchRequest& request, bool
                         std::vector<Candidate>* seen, const SettingsOf& settings_of) {
   std::vector<Candidate> candidates;
   for (const auto& name : dispatch_order(request).order) {
-    candidates.push_back(
-        evaluate(registry, name, settings_of ? settings_of(name) : boost::json::object()));
+    candidates.push_back(evaluate(registry, name,
+                                  settings_of ? settings_of(name) : boost::json::object(),
+                                  asked_for(request, name)));
     if (!probe_all && judge(request.requirements, candidates.back()).satisfies) break;
   }
   // Only a refusal of an unknown name needs every name, and listing them loads nothing.
@@ -157,7 +161,8 @@ RunOutcome run_invocation(Registry& registry, const Invocation& inv, OutputSink&
             [](const Requirement& a, const Requirement& b) { return a.id < b.id; });
   if (auto bad = check_workspace(inv.workspace, out.workspace))
     return refused(std::move(out), *bad);
-  DispatchRequest request{out.requirements, inv.backend, policy.backend.prefer, policy.name};
+  DispatchRequest request{out.requirements, inv.backend, policy.backend.prefer, policy.name,
+                          inv.dispatch_order};
   out.decision = choose_for_run(registry, request, policy, inv.config_backends);
   if (!out.decision.chosen) return refused(std::move(out), *out.decision.refusal);
   out.backend = *out.decision.chosen;

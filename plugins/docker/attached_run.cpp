@@ -40,7 +40,7 @@ void fill_outcome(const SessionOutcome& out, const json::object& state, const Pl
   if (!out.daemon_error.empty() && !out.status) {
     result.error =
         Error(code::kServiceUnreachable, "the docker daemon went away mid-run: " + out.daemon_error,
-              "the command's container may be left; 'cordon docker gc' removes it");
+              "the command's container may be left; 'cordon gc' removes it");
     return;
   }
   std::int64_t status = out.status.value_or(-1);

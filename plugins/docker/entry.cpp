@@ -3,4 +3,4 @@
 
 #include "docker_backend.hpp"
 
-CORDON_BACKEND_PLUGIN(cordon::docker::DockerBackend, "docker", "0.1.0")
+CORDON_BACKEND_PLUGIN(cordon::docker::DockerBackend, "docker", "0.1.0", local)

@@ -6,5 +6,5 @@
 #include "landlock_backend.hpp"
 
 // The version is a literal here: the record holds it in a fixed-size array.
-CORDON_BACKEND_PLUGIN(cordon::landlock::LandlockBackend, "landlock", "0.1.0")
+CORDON_BACKEND_PLUGIN(cordon::landlock::LandlockBackend, "landlock", "0.1.0", local)
 static_assert(std::string_view(cordon::landlock::kVersion) == "0.1.0");

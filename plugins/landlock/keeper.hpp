@@ -13,6 +13,7 @@
 #pragma once
 
 #include <sys/types.h>
+#include <cordon/landlock/front.hpp>  // prestart_keeper, discard_prestarted_keeper
 
 #include <array>
 #include <memory>
@@ -67,17 +68,8 @@ void recycle_arena(Keeper& keeper) noexcept;
 /// Kills the keeper (kill_keeper) and reaps it.
 void discard_keeper(Keeper& keeper) noexcept;
 
-/// The front end's head start: starts a keeper with a network namespace (what the default
-/// policy needs) before the command line is even parsed. Quiet when it cannot: the run then
-/// starts its own keeper and reports why that fails.
-void prestart_keeper() noexcept;
-
 /// The prestarted keeper, when there is one that makes a network namespace exactly when
 /// `network` asks for one; a mismatched one is discarded.
 Keeper take_prestarted_keeper(bool network) noexcept;
-
-/// Discards a prestarted keeper nobody took (before the front end hands its command line off,
-/// which would leave it behind).
-void discard_prestarted_keeper() noexcept;
 
 }  // namespace cordon::landlock

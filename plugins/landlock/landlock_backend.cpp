@@ -64,6 +64,10 @@ std::vector<char*> pointers(std::vector<std::string>& strings) {
 
 LandlockBackend::LandlockBackend(BackendContext context) : Backend(std::move(context)) {}
 
+std::unique_ptr<Backend> make_backend(const BackendContext& context) {
+  return std::make_unique<LandlockBackend>(context);
+}
+
 ProbeResult LandlockBackend::do_probe() {
   cache_file_ = probe_cache_file(context().state_dir);
   std::string fingerprint = cache_file_ ? probe_fingerprint() : std::string();

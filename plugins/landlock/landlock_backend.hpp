@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cordon/backend.hpp>
+#include <cordon/landlock/front.hpp>
 
 #include <atomic>
 #include <filesystem>
@@ -12,9 +13,6 @@
 #include "seccomp.hpp"
 
 namespace cordon::landlock {
-
-/// The backend's version, in its plugin record and as cordon's built-in.
-inline constexpr const char* kVersion = "0.1.0";
 
 /// The backend. One object serves any number of runs, from any threads.
 class LandlockBackend final : public Backend {

@@ -141,7 +141,7 @@ TEST_CASE("escape: SIGTERM or SIGINT or SIGHUP to cordon stops the run and repor
 }
 
 // Not on docker: a SIGKILL'd cordon cannot remove its container; its waiter ends the command at
-// the run's deadline, and the next run or `cordon docker gc` removes it (the docker suite tests
+// the run's deadline, and the next run or `cordon gc` removes it (the docker suite tests
 // both), while landlock's sandbox dies with cordon.
 TEST_CASE("escape: nothing of a run outlives a killed cordon", "[escape][userns][lifecycle]") {
   for (int sig : {SIGTERM, SIGINT, SIGKILL}) {

@@ -1,4 +1,5 @@
-// The configuration file: [plugins] pins and [backends] settings, errors with line and column.
+// The configuration file: [plugins] pins, [dispatch] order and [backends] settings, errors with
+// line and column; the shipped configuration's default order.
 #include <catch2/catch.hpp>
 #include <cordon/config.hpp>
 
@@ -109,5 +110,82 @@ TEST_CASE("config: --config must exist, the default file is optional", "[config]
   CHECK(cfg.pins.allow->empty());
   CHECK(cfg.source == (std::filesystem::path(dir) / "cordon" / "config.toml").string());
   ::unsetenv("XDG_CONFIG_HOME");
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("config: [dispatch] order is read in order", "[config][dispatch]") {
+  auto cfg = parse_config("[dispatch]\norder = [\"docker\", \"landlock\", \"mine\"]\n", "cfg.toml");
+  CHECK(cfg.dispatch_order == std::vector<std::string>{"docker", "landlock", "mine"});
+  CHECK(cfg.dispatch_source == "cfg.toml");
+  auto unset = parse_config("[plugins]\nallow = []\n", "cfg.toml");
+  CHECK(unset.dispatch_order.empty());
+  CHECK(unset.dispatch_source.empty());
+  auto empty = parse_config("[dispatch]\norder = []\n", "cfg.toml");
+  CHECK(empty.dispatch_order.empty());
+  CHECK(empty.dispatch_source == "cfg.toml");  // set, to nothing
+}
+
+TEST_CASE("config: a bad [dispatch] value is an error with file:line:col", "[config][dispatch]") {
+  auto errors = errors_of(R"([dispatch]
+order = ["landlock", 3, "Dock er", "none", "landlock"]
+ordre = []
+)");
+  REQUIRE(errors.size() == 5);
+  CHECK(errors[0].code() == "CRD2004");
+  CHECK(std::string(errors[0].what()) ==
+        "cfg.toml:2:22: 'dispatch.order' must be an array of backend names, saw an integer");
+  CHECK(errors[1].code() == "CRD2005");
+  CHECK(std::string(errors[1].what()) ==
+        "cfg.toml:2:25: 'Dock er' in dispatch.order is not a backend name");
+  CHECK(errors[2].code() == "CRD2005");
+  CHECK(std::string(errors[2].what()) ==
+        "cfg.toml:2:36: 'none' in dispatch.order: it isolates nothing and runs only when named");
+  CHECK(errors[3].code() == "CRD2005");
+  CHECK(std::string(errors[3].what()) ==
+        "cfg.toml:2:44: 'landlock' is listed twice in dispatch.order");
+  CHECK(errors[4].code() == "CRD2003");
+  CHECK(std::string(errors[4].what()) ==
+        "cfg.toml:3:1: unknown key 'ordre' in [dispatch] (did you mean 'order'?)");
+  auto types = errors_of("dispatch = 1\n[x]\n");
+  REQUIRE(types.size() == 2);
+  CHECK(std::string(types[0].what()) ==
+        "cfg.toml:1:12: 'dispatch' must be a table, saw an integer");
+  auto order = errors_of("[dispatch]\norder = \"landlock\"\n");
+  REQUIRE(order.size() == 1);
+  CHECK(std::string(order[0].what()) ==
+        "cfg.toml:2:9: 'dispatch.order' must be an array of backend names, saw a string");
+}
+
+TEST_CASE("config: the shipped file gives the default order, the operator's replaces it",
+          "[config][dispatch]") {
+  // The build tree's copy of config/defaults.toml, found from the core library's location.
+  auto shipped = shipped_config_file();
+  REQUIRE_FALSE(shipped.empty());
+  CHECK(shipped.filename() == "defaults.toml");
+  auto defaults = load_config_file(shipped);
+  CHECK(defaults.dispatch_order == std::vector<std::string>{"landlock", "docker"});
+  char dir[] = "/tmp/cordon-dispatch-XXXXXX";
+  REQUIRE(::mkdtemp(dir));
+  auto file = std::filesystem::path(dir) / "config.toml";
+  std::ofstream(file) << "[plugins]\nallow = [\"none\"]\n";
+  auto cfg = load_config(file);  // no [dispatch]: the shipped order
+  CHECK(cfg.dispatch_order == defaults.dispatch_order);
+  CHECK(cfg.dispatch_source == shipped.string());
+  std::ofstream(file) << "[dispatch]\norder = [\"docker\"]\n";
+  cfg = load_config(file);
+  CHECK(cfg.dispatch_order == std::vector<std::string>{"docker"});
+  CHECK(cfg.dispatch_source == file.string());
+  std::ofstream(file) << "[dispatch]\norder = [\"none\"]\n";
+  try {
+    load_config(file);
+    FAIL("no error");
+  } catch (const ErrorList& e) {
+    REQUIRE(e.errors().size() == 1);
+    CHECK(e.errors()[0].code() == "CRD2005");
+    CHECK(std::string(e.errors()[0].what()) ==
+          file.string() +
+              ":2:10: 'none' in dispatch.order: it isolates nothing and runs only "
+              "when named");
+  }
   std::filesystem::remove_all(dir);
 }

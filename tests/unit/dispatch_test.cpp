@@ -30,6 +30,12 @@ Candidate probed(const std::string& name, std::vector<std::string> proven) {
   return Candidate{name, true, std::nullopt, proving(std::move(proven))};
 }
 
+Candidate remote(const std::string& name, std::vector<std::string> proven) {
+  Candidate c = probed(name, std::move(proven));
+  c.locality = Locality::remote;
+  return c;
+}
+
 Candidate unavailable(const std::string& name, const std::string& reason) {
   ProbeResult p;
   p.reason = reason;
@@ -37,25 +43,77 @@ Candidate unavailable(const std::string& name, const std::string& reason) {
 }
 
 const std::vector<std::string> kAll = {"env.grant", "limit.memory", "net.deny"};
+const std::vector<std::string> kOrder = {"landlock", "docker"};  // as the shipped file has it
 
 }  // namespace
 
-// The tests run on Linux, whose local backends are landlock and docker (seatbelt is macOS's).
-TEST_CASE("dispatch: the order is prefer, then this system's landlock and docker", "[dispatch]") {
-  CHECK(default_local_backends() == std::vector<std::string>{"landlock", "docker"});
-  DispatchRequest req{reqs(), std::nullopt, {"docker", "ssh", "none", "docker"}, "p"};
+TEST_CASE("dispatch: the order is prefer, then the configured order", "[dispatch]") {
+  DispatchRequest req{reqs(), std::nullopt, {"docker", "ssh", "none", "docker"}, "p", kOrder};
   auto order = dispatch_order(req);
   CHECK(order.order == std::vector<std::string>{"docker", "ssh", "landlock"});
   REQUIRE(order.skipped.size() == 1);
   CHECK(order.skipped[0].first == "none");
   req.named = "e2b";
   CHECK(dispatch_order(req).order == std::vector<std::string>{"e2b"});
-  CHECK(is_remote_backend("ssh"));
-  CHECK_FALSE(is_remote_backend("docker"));
+  // Dispatch names no backend of its own: without a configured order only prefer is tried.
+  DispatchRequest bare{reqs(), std::nullopt, {"docker"}, "p"};
+  CHECK(dispatch_order(bare).order == std::vector<std::string>{"docker"});
+  CHECK(asked_for(req, "e2b"));
+  CHECK(asked_for(req, "ssh"));
+  CHECK_FALSE(asked_for(req, "landlock"));
+}
+
+TEST_CASE("dispatch: a configured order is honoured, whatever names it holds", "[dispatch]") {
+  DispatchRequest req{reqs(), std::nullopt, {}, "p", {"mine", "docker", "landlock"}};
+  CHECK(dispatch_order(req).order == std::vector<std::string>{"mine", "docker", "landlock"});
+  auto d =
+      decide(req, {probed("mine", kAll), probed("docker", kAll), probed("landlock", kAll)}, {});
+  REQUIRE(d.chosen);
+  CHECK(*d.chosen == "mine");
+  d = decide(req, {probed("mine", {"env.grant"}), probed("docker", kAll)}, {});
+  REQUIRE(d.chosen);
+  CHECK(*d.chosen == "docker");
+  // An empty order and no prefer: nothing to try, and the refusal says where to look.
+  DispatchRequest empty{reqs(), std::nullopt, {}, "p"};
+  d = decide(empty, {}, {});
+  REQUIRE(d.refusal);
+  CHECK(d.refusal->code() == "CRD1001");
+  CHECK(d.refusal->message() ==
+        "no backend to try for policy 'p': the policy prefers none and the configuration's "
+        "[dispatch] order is empty");
+}
+
+TEST_CASE("dispatch: a local plugin of the order is chosen, a remote one only when asked for",
+          "[dispatch]") {
+  DispatchRequest req{reqs(), std::nullopt, {}, "p", {"faraway", "good"}};
+  // The local one of the order is chosen; the remote one before it is passed over, unjudged.
+  auto d = decide(req, {remote("faraway", kAll), probed("good", kAll)}, {});
+  REQUIRE(d.chosen);
+  CHECK(*d.chosen == "good");
+  REQUIRE(d.passed_over.size() == 1);
+  CHECK(describe(d.passed_over[0], 2) ==
+        "  faraway: a remote backend, chosen only when named (--backend) or preferred "
+        "(backend.prefer)");
+  // Alone in the order, it is never chosen.
+  req.order = {"faraway"};
+  d = decide(req, {remote("faraway", kAll)}, {});
+  CHECK_FALSE(d.chosen);
+  REQUIRE(d.refusal);
+  CHECK(d.refusal->code() == "CRD1001");
+  // Preferred by the policy, or named, it is.
+  req.prefer = {"faraway"};
+  d = decide(req, {remote("faraway", kAll)}, {});
+  REQUIRE(d.chosen);
+  CHECK(*d.chosen == "faraway");
+  req.prefer = {};
+  req.named = "faraway";
+  d = decide(req, {remote("faraway", kAll)}, {});
+  REQUIRE(d.chosen);
+  CHECK(*d.chosen == "faraway");
 }
 
 TEST_CASE("dispatch: unnamed, the first candidate that proves everything wins", "[dispatch]") {
-  DispatchRequest req{reqs(), std::nullopt, {}, "standard"};
+  DispatchRequest req{reqs(), std::nullopt, {}, "standard", kOrder};
   auto d = decide(req, {probed("landlock", {"env.grant", "net.deny"}), probed("docker", kAll)}, {});
   REQUIRE(d.chosen);
   CHECK(*d.chosen == "docker");
@@ -65,18 +123,19 @@ TEST_CASE("dispatch: unnamed, the first candidate that proves everything wins", 
 }
 
 TEST_CASE("dispatch: remote and none backends are never chosen unasked", "[dispatch]") {
-  DispatchRequest req{reqs(), std::nullopt, {}, "p"};
-  auto d = decide(req, {probed("ssh", kAll), probed("none", kAll), probed("e2b", kAll)}, {});
+  DispatchRequest req{reqs(), std::nullopt, {}, "p", {"ssh", "none", "e2b"}};
+  auto d = decide(req, {remote("ssh", kAll), probed("none", kAll), remote("e2b", kAll)}, {});
   CHECK_FALSE(d.chosen);
   REQUIRE(d.refusal);
+  CHECK(dispatch_order(req).skipped.size() == 1);  // none, even from the order
   req.prefer = {"ssh"};
-  d = decide(req, {probed("ssh", kAll)}, {});
+  d = decide(req, {remote("ssh", kAll)}, {});
   REQUIRE(d.chosen);
   CHECK(*d.chosen == "ssh");
 }
 
 TEST_CASE("dispatch: unnamed refusal says why each candidate was passed over", "[dispatch]") {
-  DispatchRequest req{reqs(), std::nullopt, {"none"}, "standard"};
+  DispatchRequest req{reqs(), std::nullopt, {"none"}, "standard", kOrder};
   auto d = decide(
       req,
       {probed("landlock", {"env.grant", "net.deny"}),
@@ -93,30 +152,27 @@ TEST_CASE("dispatch: unnamed refusal says why each candidate was passed over", "
         "  docker: unusable: plugin 'x' is old [CRD3003]");
 }
 
-TEST_CASE("dispatch: a backend of another system is named as such, not as not installed",
-          "[dispatch]") {
+TEST_CASE("dispatch: a backend that is not installed is named as such", "[dispatch]") {
   Candidate absent{"seatbelt", false, std::nullopt, std::nullopt};
-  CHECK(judge(reqs(), absent).reason == "a backend for macOS only, not for this system");
-  absent.name = "other";
   CHECK(judge(reqs(), absent).reason ==
-        "not installed (no cordon-backend-other.so on the plugin path)");
-  // Preferred by a policy shared with macOS hosts, it is passed over with that reason.
-  DispatchRequest req{reqs(), std::nullopt, {"seatbelt"}, "p"};
+        "not installed (no cordon-backend-seatbelt.so on the plugin path)");
+  // Preferred by a policy shared with hosts that have it, it is passed over with that reason.
+  DispatchRequest req{reqs(), std::nullopt, {"seatbelt"}, "p", kOrder};
   auto d = decide(req, {probed("landlock", kAll)}, {});
   REQUIRE(d.chosen);
   REQUIRE(d.passed_over.size() == 1);
   CHECK(describe(d.passed_over[0], 2) ==
-        "  seatbelt: a backend for macOS only, not for this system");
+        "  seatbelt: not installed (no cordon-backend-seatbelt.so on the plugin path)");
   req.named = "seatbelt";
   d = decide(req, {}, {"landlock"});
   REQUIRE(d.refusal);
   CHECK(d.refusal->code() == "CRD3010");
-  CHECK(d.refusal->hint() == "'seatbelt' is a backend for macOS only");
+  CHECK(d.refusal->hint() == "cordon backends lists every backend found and where it searched");
 }
 
 TEST_CASE("dispatch: short of limits alone, the refusal shows the policy that drops them",
           "[dispatch][limits]") {
-  DispatchRequest req{reqs(), std::nullopt, {}, "standard"};
+  DispatchRequest req{reqs(), std::nullopt, {}, "standard", kOrder};
   auto d = decide(req, {probed("landlock", {"env.grant", "net.deny"})}, {});
   REQUIRE(d.refusal);
   CHECK(d.refusal->code() == "CRD1001");
@@ -147,7 +203,7 @@ TEST_CASE("dispatch: short of limits alone, the refusal shows the policy that dr
         "relax the policy");
   // A limit no cgroup gives: no word of delegation.
   DispatchRequest files{
-      {{"limit.files", "limits.max_open_files = 64"}}, std::nullopt, {}, "minimal"};
+      {{"limit.files", "limits.max_open_files = 64"}}, std::nullopt, {}, "minimal", kOrder};
   ProbeResult none;
   none.available = true;
   none.proofs.push_back({"limit.files", false, "no"});
@@ -234,6 +290,33 @@ TEST_CASE("dispatch: a policy the fixture backend satisfies is dispatched to it,
   REQUIRE(seen.size() == 1);  // stopped at the first that proves everything
   req.prefer = {};
   d = choose_backend(r, req, true, &seen);
-  CHECK_FALSE(d.chosen);  // "good" is not a default local backend
-  CHECK(seen.size() == 2);
+  CHECK_FALSE(d.chosen);  // "good" is not in the (empty) configured order
+  CHECK(seen.empty());
+  req.order = {"good"};  // a configured order is honoured
+  d = choose_backend(r, req, true, &seen);
+  REQUIRE(d.chosen);
+  CHECK(*d.chosen == "good");
+}
+
+TEST_CASE("dispatch: a remote fixture plugin of the order is probed only when asked for",
+          "[dispatch][plugin]") {
+  Registry r(cordon::test::isolated(
+      {cordon::test::fixture_dir("remote"), cordon::test::fixture_dir("good")}));
+  auto requirements = derive_requirements(load_preset("standard"));
+  DispatchRequest req{requirements, std::nullopt, {}, "standard", {"faraway", "good"}};
+  std::vector<Candidate> seen;
+  auto d = choose_backend(r, req, false, &seen);
+  REQUIRE(d.chosen);
+  CHECK(*d.chosen == "good");
+  REQUIRE(seen.size() == 2);
+  CHECK(seen[0].locality == Locality::remote);  // from its info record
+  CHECK_FALSE(seen[0].probe);                   // not contacted
+  CHECK(seen[1].locality == Locality::local);
+  req.order = {"faraway"};
+  d = choose_backend(r, req, false, &seen);
+  CHECK_FALSE(d.chosen);
+  req.prefer = {"faraway"};
+  d = choose_backend(r, req, false, &seen);
+  REQUIRE(d.chosen);
+  CHECK(*d.chosen == "faraway");
 }

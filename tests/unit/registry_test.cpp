@@ -75,6 +75,30 @@ TEST_CASE("registry: a plugin built for another ABI is refused and its factory n
   CHECK(r.diagnostics()[0].error.code() == "CRD3003");
 }
 
+TEST_CASE("registry: each backend's locality comes from its info record", "[registry][plugin]") {
+  Registry r(isolated({fixture_dir("good"), fixture_dir("remote")}));
+  const BackendEntry* good = r.find("good");
+  const BackendEntry* far = r.find("faraway");
+  const BackendEntry* none = r.find("none");
+  REQUIRE(good);
+  REQUIRE(far);
+  REQUIRE(none);
+  CHECK(good->locality == Locality::local);
+  CHECK(far->locality == Locality::remote);
+  CHECK(none->locality == Locality::local);  // the built-in declares its own
+  CHECK_FALSE(far->error);
+}
+
+TEST_CASE("registry: a locality this cordon does not know is refused", "[registry][plugin]") {
+  Registry r(isolated({fixture_dir("badlocality")}));
+  const Error& e = refusal(r, "badlocality");
+  CHECK(e.code() == "CRD3003");
+  CHECK(std::string(e.what()) == "plugin '" + plugin("badlocality", "badlocality") +
+                                     "' declares locality 7, which this cordon does not know "
+                                     "(0 local, 1 remote)");
+  CHECK(factory_calls(plugin("badlocality", "badlocality")) == 0);
+}
+
 TEST_CASE("registry: a plugin built with another toolchain is refused naming both sides",
           "[registry][plugin]") {
   Registry r(isolated({fixture_dir("badtool")}));

@@ -133,3 +133,19 @@ TEST_CASE("cli explain: the backend that would run, and why the others would not
   CHECK(v.at("candidates").as_array().size() == 2);  // Linux: landlock, docker
   CHECK(v.at("policy").as_string() == "standard");
 }
+
+TEST_CASE("cli gc: every backend's collection, or the one named", "[cli][runtime][gc]") {
+  // The built-in none and the fixture leave nothing behind: nothing to remove, status 0.
+  OnlyFixtures only;
+  auto all = capture(kCli + " gc " + good_dir() + only.option() + "2>&1");
+  CHECK(all.status == 0);
+  CHECK(all.out == "nothing to remove\n");
+  auto named = capture(kCli + " gc --backend good " + good_dir() + only.option() + "2>&1");
+  CHECK(named.status == 0);
+  CHECK(named.out == "nothing to remove\n");
+  // A backend that does not exist is an error, and nothing is collected.
+  auto absent = capture(kCli + " gc --backend nope 2>&1");
+  CHECK(absent.status == 125);
+  CHECK(has(absent.out, "error[CRD3010]: no backend named 'nope'"));
+  CHECK_FALSE(has(absent.out, "nothing to remove"));
+}

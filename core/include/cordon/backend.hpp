@@ -22,6 +22,7 @@
 #include <boost/json/object.hpp>
 
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -104,6 +105,11 @@ struct GarbageReport {
   std::vector<std::string> removed;  ///< "container 3f2a… of run 9c1e… (cordon pid 4242 is gone)"
   std::optional<Error> error;
 };
+
+/// Where a backend runs the command. A local backend (this machine) is a candidate of the
+/// configured default order ([dispatch] order); a remote one (another machine, a hosted
+/// sandbox) is chosen only when named (--backend) or preferred (the policy's backend.prefer).
+enum class Locality : std::uint32_t { local = 0, remote = 1 };
 
 /// Passed to a backend when it is created: its name, the core's logger, and where it may keep
 /// state. Plugins log through this logger and never touch spdlog's global registry.

@@ -5,7 +5,7 @@
 // cordon's `cordon` executable is a static front end that cannot load them: it runs
 // `--backend landlock` with the backend built in, and hands any other command line to the full
 // executable. It sets a hook that does the hand-off, so the decision is made at the one place a
-// plugin is needed, before anything irreversible (see core/front/README.md).
+// plugin is needed, before anything irreversible (see front/README.md).
 #pragma once
 
 #include <cordon/export.hpp>

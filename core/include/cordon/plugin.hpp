@@ -44,6 +44,7 @@ struct PluginInfo {
   char name[32];              ///< backend name, as in cordon-backend-<name>.so
   char version[32];           ///< the plugin's own version
   char toolchain[160];        ///< CORDON_TOOLCHAIN of the plugin
+  Locality locality;          ///< where the backend runs commands (see Locality)
 };
 
 /// The factory's signature. Returns nullptr and fills `error` instead of throwing.
@@ -51,23 +52,24 @@ using PluginFactory = std::unique_ptr<Backend>(const BackendContext&, std::strin
 
 }  // namespace cordon
 
-/// Defines the two exported symbols for backend class `Class` named `NAME` at version `VERSION`.
-/// Use once, in the plugin's entry.cpp. The factory catches everything.
-#define CORDON_BACKEND_PLUGIN(Class, NAME, VERSION)                                  \
-  namespace cordon_plugin_entry {                                                    \
-  extern "C" BOOST_SYMBOL_EXPORT const ::cordon::PluginInfo cordon_plugin_info;      \
-  const ::cordon::PluginInfo cordon_plugin_info = {CORDON_PLUGIN_ABI, NAME, VERSION, \
-                                                   CORDON_TOOLCHAIN};                \
-  std::unique_ptr<::cordon::Backend> create(const ::cordon::BackendContext& ctx,     \
-                                            std::string& error) {                    \
-    try {                                                                            \
-      return std::unique_ptr<::cordon::Backend>(new Class(ctx));                     \
-    } catch (const std::exception& e) {                                              \
-      error = e.what();                                                              \
-    } catch (...) {                                                                  \
-      error = "unknown exception";                                                   \
-    }                                                                                \
-    return nullptr;                                                                  \
-  }                                                                                  \
-  }                                                                                  \
+/// Defines the two exported symbols for backend class `Class` named `NAME` at version `VERSION`,
+/// whose commands run at `LOCALITY`: `local` or `remote` (see Locality). Use once, in the
+/// plugin's entry.cpp. The factory catches everything.
+#define CORDON_BACKEND_PLUGIN(Class, NAME, VERSION, LOCALITY)                            \
+  namespace cordon_plugin_entry {                                                        \
+  extern "C" BOOST_SYMBOL_EXPORT const ::cordon::PluginInfo cordon_plugin_info;          \
+  const ::cordon::PluginInfo cordon_plugin_info = {                                      \
+      CORDON_PLUGIN_ABI, NAME, VERSION, CORDON_TOOLCHAIN, ::cordon::Locality::LOCALITY}; \
+  std::unique_ptr<::cordon::Backend> create(const ::cordon::BackendContext& ctx,         \
+                                            std::string& error) {                        \
+    try {                                                                                \
+      return std::unique_ptr<::cordon::Backend>(new Class(ctx));                         \
+    } catch (const std::exception& e) {                                                  \
+      error = e.what();                                                                  \
+    } catch (...) {                                                                      \
+      error = "unknown exception";                                                       \
+    }                                                                                    \
+    return nullptr;                                                                      \
+  }                                                                                      \
+  }                                                                                      \
   BOOST_DLL_ALIAS(cordon_plugin_entry::create, cordon_plugin_create)

@@ -39,6 +39,7 @@ struct BuiltinBackend {
   std::string name;
   std::string version;
   std::function<std::unique_ptr<Backend>(const BackendContext&)> create;
+  Locality locality = Locality::local;
 };
 
 /// How a registry searches and what it trusts.
@@ -73,10 +74,11 @@ struct BackendEntry {
   std::string name;
   std::filesystem::path path;  ///< the plugin file; empty for a built-in backend
   bool builtin = false;
-  bool loaded = false;         ///< the info record was read and accepted (built-ins: always)
-  bool created = false;        ///< the factory returned a backend
-  std::string version;         ///< from the info record
-  std::string toolchain;       ///< from the info record
+  bool loaded = false;    ///< the info record was read and accepted (built-ins: always)
+  bool created = false;   ///< the factory returned a backend
+  std::string version;    ///< from the info record
+  std::string toolchain;  ///< from the info record
+  Locality locality = Locality::local;  ///< from the info record (the built-in `none`: local)
   std::optional<Error> error;  ///< why this backend cannot be used: load, pin, factory, probe
 };
 

@@ -34,6 +34,7 @@ struct Invocation {
   std::map<std::string, std::string> caller_env;  ///< where env.pass takes values from
   std::filesystem::path host_home;                ///< the invoking user's home
   boost::json::object config_backends;            ///< [backends] of the configuration file
+  std::vector<std::string> dispatch_order;        ///< [dispatch] order of the configuration
   bool shell_unsafe = false;        ///< argv is /bin/sh -c STRING by the caller's choice
   std::shared_ptr<StopToken> stop;  ///< lets another thread stop the run (background jobs)
   Requirements extra_requirements;  ///< asked for beyond the policy (a sandboxed shell)
@@ -67,9 +68,10 @@ CORDON_API boost::json::object backend_settings(const Policy& policy,
                                                 const std::string& name);
 
 /// The registry's view of one backend, as dispatch wants it (loads it and probes it for a run
-/// with `settings`, its [backends.<name>] table).
+/// with `settings`, its [backends.<name>] table). A remote backend is probed only with
+/// `probe_remote` (it was named or preferred: see asked_for).
 CORDON_API Candidate evaluate(Registry& registry, const std::string& name,
-                              const boost::json::object& settings = {});
+                              const boost::json::object& settings = {}, bool probe_remote = true);
 
 /// The settings a run would give backend `name` (see backend_settings).
 using SettingsOf = std::function<boost::json::object(const std::string& name)>;

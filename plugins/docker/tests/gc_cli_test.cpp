@@ -1,4 +1,4 @@
-// A cordon killed mid-run leaves its container behind, labelled; `cordon docker gc` (and the
+// A cordon killed mid-run leaves its container behind, labelled; `cordon gc` (and the
 // next run) removes it. Through the real CLI and the real daemon.
 #include <signal.h>
 #include <unistd.h>
@@ -37,7 +37,8 @@ std::string write_config(const TempDir& dir) {
 
 }  // namespace
 
-TEST_CASE("gc: a killed cordon's container is removed by 'cordon docker gc'", "[docker][gc]") {
+TEST_CASE("gc: a killed cordon's container is removed by 'cordon gc --backend docker'",
+          "[docker][gc]") {
   if (!docker_ready()) return;
   TempDir ws;
   auto config = write_config(ws);
@@ -60,13 +61,14 @@ TEST_CASE("gc: a killed cordon's container is removed by 'cordon docker gc'", "[
   CHECK(containers_labelled(label) == left);  // left behind, and findable by its label
 
   escape::SpawnOptions gc;
-  gc.argv = {CORDON_CLI, "docker", "gc", "--config", config};
+  gc.argv = {CORDON_CLI, "gc", "--backend", "docker", "--config", config};
   auto collected = escape::run_process(gc);
   INFO(collected.out << collected.err);
   CHECK(collected.status == 0);
   CHECK(collected.out.find("removed container") != std::string::npos);
   CHECK(containers_labelled(label).empty());
-  // Nothing more to collect: a second gc says so.
+  // Nothing more to collect: a second gc says so, through the alias `cordon docker gc`.
+  gc.argv = {CORDON_CLI, "docker", "gc", "--config", config};
   auto again = escape::run_process(gc);
   CHECK(again.status == 0);
   CHECK(again.out.find("nothing to remove") != std::string::npos);

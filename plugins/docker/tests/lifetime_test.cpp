@@ -95,10 +95,10 @@ std::chrono::milliseconds stopped_after(pid_t pid, Clock::time_point from,
   return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - from);
 }
 
-// `cordon docker gc`'s output.
+// `cordon gc --backend docker`'s output.
 std::string collect(const TempDir& ws) {
   escape::SpawnOptions gc;
-  gc.argv = {CORDON_CLI, "docker", "gc", "--config", write_config(ws)};
+  gc.argv = {CORDON_CLI, "gc", "--backend", "docker", "--config", write_config(ws)};
   auto r = escape::run_process(gc);
   return r.out + r.err;
 }

@@ -8,7 +8,7 @@
 // file, no YAML module and no NSS module (a user outside /etc/passwd); at the first such need
 // (the load hook) and for every verb but `run`, it hands the unchanged command line to the full
 // executable, <libexec>/cordon/cordon, which has every verb and loads every plugin. Both run
-// the same command-line code (core/cli); see core/front/README.md.
+// the same command-line code (core/cli); see front/README.md.
 #include <cordon/error.hpp>
 #include <cordon/load_hook.hpp>
 #include <cordon/log.hpp>
@@ -27,10 +27,10 @@
 #include <string>
 #include <string_view>
 
-#include "../cli/runtime_options.hpp"
-#include "../cli/verbs.hpp"
-#include "keeper.hpp"
-#include "landlock_backend.hpp"
+#include <cordon/landlock/front.hpp>
+
+#include "runtime_options.hpp"
+#include "verbs.hpp"
 
 namespace {
 
@@ -108,12 +108,8 @@ void hand_off_to_load(const fs::path& file) {
   std::_Exit(status);
 }
 
-std::unique_ptr<cordon::Backend> make_landlock(const cordon::BackendContext& context) {
-  return std::make_unique<cordon::landlock::LandlockBackend>(context);
-}
-
 // The sandbox's namespaces are made on the other core while the command line is parsed and the
-// run planned (plugins/landlock/keeper.hpp). Started from the first constructor, before the
+// run planned (cordon/landlock/front.hpp). Started from the first constructor, before the
 // static initialisers of the libraries (~0.2 ms here): the keeper is then ready sooner.
 __attribute__((constructor(101))) void prestart(int argc, char** argv, char**) {
   if (stays_here(argc, argv) && !asks_for_help(argc, argv)) cordon::landlock::prestart_keeper();
@@ -129,7 +125,8 @@ int main(int argc, char** argv) {
   if (!stays_here(argc, argv)) hand_off();
   cordon::set_load_hook(hand_off_to_load);
   cordon::set_user_lookup_files_first(true);
-  cordon::cli::set_builtin_backends({{"landlock", cordon::landlock::kVersion, make_landlock}});
+  cordon::cli::set_builtin_backends({{"landlock", cordon::landlock::kVersion,
+                                      cordon::landlock::make_backend, cordon::Locality::local}});
   cordon::cli::set_run_exit_hook(leave);  // a run leaves as soon as it is reported
   leave(cordon::cli::main_cli(argc, argv));
 }

@@ -2,11 +2,16 @@
 // only, as a plugin uses it: the plan becomes a spec, the outcome a result, and exec failures
 // keep their codes and statuses. Real processes; the none backend's tests cover the rest.
 #include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <catch2/catch.hpp>
 #include <cordon/sdk/child.hpp>
+#include <cordon/sdk/testing.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <thread>
 
 #include "runtime_test_support.hpp"
 
@@ -91,4 +96,39 @@ TEST_CASE("sdk: the deadline and a stop end the whole tree", "[sdk]") {
   // A kill implies a terminate: the shell may die of the SIGTERM before the SIGKILL comes.
   CHECK((r.signal == SIGKILL || r.signal == SIGTERM));
   CHECK(std::chrono::steady_clock::now() - started < 10s);
+}
+
+TEST_CASE("sdk testing: a marked process that lingers is found, and none is left by a run",
+          "[sdk]") {
+  namespace t = cordon::sdk::testing;
+  // The helper can fail: a marked process of our own is found, by marker and by namespace.
+  std::string marker = t::unique_marker();
+  std::string env_entry = "MARK=" + marker;
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    char* const argv[] = {const_cast<char*>("sleep"), const_cast<char*>("30"), nullptr};
+    char* const envp[] = {env_entry.data(), nullptr};
+    ::execve("/bin/sleep", argv, envp);
+    ::_exit(127);
+  }
+  REQUIRE(pid > 0);
+  auto found = t::survivors(marker, 0ms);
+  for (int i = 0; i < 100 && found.empty(); ++i) {  // until it has executed
+    std::this_thread::sleep_for(10ms);
+    found = t::processes_marked(marker);
+  }
+  CHECK(found == std::vector<pid_t>{pid});
+  auto members = t::pid_namespace_members(t::pid_namespace_of(::getpid()));
+  CHECK(std::find(members.begin(), members.end(), pid) != members.end());
+  ::kill(pid, SIGKILL);
+  ::waitpid(pid, nullptr, 0);
+  CHECK(t::survivors(marker).empty());
+
+  // A run whose command leaves a background process behind ends with nothing marked alive.
+  Plan plan = plan_of({"sh", "-c", "sleep 30 & exit 0"});
+  plan.env["MARK"] = t::unique_marker();
+  Collect sink;
+  RunResult r = sdk::child_result(sdk::run_child(sdk::child_spec(plan, "/"), sink), plan);
+  CHECK(r.exit_code == 0);
+  CHECK(t::survivors(plan.env["MARK"]).empty());
 }

@@ -168,11 +168,15 @@ TEST_CASE("lifetime: a cordon killed mid-run leaves nothing running past the dea
   REQUIRE(::stat((ws / "tick").c_str(), &after) == 0);
   CHECK(after.st_mtim.tv_sec == before.st_mtim.tv_sec);
   CHECK(after.st_mtim.tv_nsec == before.st_mtim.tv_nsec);
-  // The stopped container is the dead cordon's: collected.
-  REQUIRE(containers_of(pid).size() == 1);
-  auto gc = collect(ws);
-  INFO(gc);
-  CHECK(gc.find("removed container") != std::string::npos);
+  // The stopped container is the dead cordon's: collected. Every docker run's first use of a
+  // daemon collects such containers too, so a test running beside this one may have done it.
+  auto left = containers_of(pid);
+  REQUIRE(left.size() <= 1);
+  if (!left.empty()) {
+    auto gc = collect(ws);
+    INFO(gc);
+    CHECK(gc.find("removed container") != std::string::npos);
+  }
   CHECK(containers_of(pid).empty());
 }
 

@@ -2,6 +2,7 @@
 #include "host_side.hpp"
 
 #include <cordon/path_guard.hpp>
+#include <cordon/sdk/identity.hpp>
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -17,11 +18,14 @@ namespace fs = std::filesystem;
 
 std::string container_user(const Settings& settings, const SourceIdentity& workspace) {
   if (!settings.user.empty()) return settings.user;
-  // Never group 0 either: a workspace of uid 1000 and group root runs as 1000:65534.
-  if (workspace.uid != 0)
-    return std::to_string(workspace.uid) + ":" +
-           std::to_string(workspace.gid != 0 ? workspace.gid : 65534);
-  return "65534:65534";
+  // The SDK's rule as for a root cordon, whoever runs cordon: the container's root is never
+  // the command's. The image's user database is not the host's, so no primary group is
+  // looked up: a workspace of uid 1000 and group root runs as 1000:65534.
+  sdk::CommandUserInput in;
+  in.workspace_uid = workspace.uid;
+  in.workspace_gid = workspace.gid;
+  sdk::CommandUser who = sdk::choose_command_user(in);
+  return std::to_string(who.uid) + ":" + std::to_string(who.gid);
 }
 
 std::vector<std::string> existing_write_paths(const Plan& plan, std::vector<std::string>& notes,

@@ -1,6 +1,7 @@
 // Identity choice (pure) and the writing of user-namespace maps (async-signal-safe).
 #include "idmap.hpp"
 
+#include <cordon/sdk/identity.hpp>
 #include <cordon/user_db.hpp>
 
 #include <fcntl.h>
@@ -21,40 +22,17 @@ std::string Identity::gid_map() const {
   return std::to_string(gid) + " " + std::to_string(gid) + " 1\n";
 }
 
-namespace {
-
-gid_t group_for(uid_t uid, const IdentityInput& in, std::optional<gid_t> fallback) {
-  if (in.settings.gid) return *in.settings.gid;
-  if (in.primary_gid)
-    if (auto g = in.primary_gid(uid); g && *g != 0) return *g;
-  if (fallback && *fallback != 0) return *fallback;
-  return kNobody;
-}
-
-}  // namespace
-
+// The SDK's rule (cordon/sdk/identity.hpp), with this backend's settings.
 Identity choose_identity(const IdentityInput& in) {
+  sdk::CommandUserInput input{
+      in.euid,         in.egid,         in.workspace_uid,        in.workspace_gid,
+      in.settings.uid, in.settings.gid, "backends.landlock.uid", in.primary_gid};
+  sdk::CommandUser who = sdk::choose_command_user(input);
   Identity id;
-  if (in.euid != 0) {
-    id.uid = in.euid;
-    id.gid = in.egid;
-    id.reason = "the calling user (uid " + std::to_string(in.euid) + ")";
-    return id;
-  }
-  id.parent_writes_maps = true;
-  if (in.settings.uid) {
-    id.uid = *in.settings.uid;
-    id.gid = group_for(id.uid, in, std::nullopt);
-    id.reason = "backends.landlock.uid = " + std::to_string(id.uid);
-  } else if (in.workspace_uid != 0) {
-    id.uid = in.workspace_uid;
-    id.gid = group_for(id.uid, in, in.workspace_gid);
-    id.reason = "the workspace's owner (uid " + std::to_string(id.uid) + ")";
-  } else {
-    id.uid = kNobody;
-    id.gid = in.settings.gid ? *in.settings.gid : kNobody;
-    id.reason = "nobody (uid 65534): the workspace belongs to root";
-  }
+  id.uid = who.uid;
+  id.gid = who.gid;
+  id.parent_writes_maps = who.other_user;
+  id.reason = who.reason;
   return id;
 }
 

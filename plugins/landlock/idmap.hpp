@@ -6,6 +6,8 @@
 // as the workspace's owner (when that is not root), the configured `uid`, or nobody (65534).
 #pragma once
 
+#include <cordon/sdk/identity.hpp>
+
 #include "settings.hpp"
 
 #include <sys/types.h>
@@ -17,7 +19,7 @@
 namespace cordon::landlock {
 
 /// The host uid used when cordon is root and nothing better is known.
-inline constexpr uid_t kNobody = 65534;
+inline constexpr uid_t kNobody = sdk::kNobody;
 
 /// The identity a run uses.
 struct Identity {
@@ -43,8 +45,8 @@ struct IdentityInput {
   std::function<std::optional<gid_t>(uid_t)> primary_gid;
 };
 
-/// Decides the identity; never returns uid 0 or gid 0 when euid is 0. Pure apart from the
-/// `primary_gid` callback.
+/// Decides the identity by the SDK's rule (sdk::choose_command_user), naming
+/// backends.landlock.uid; never uid 0 or gid 0 when euid is 0. Pure apart from `primary_gid`.
 Identity choose_identity(const IdentityInput& input);
 
 /// The primary gid of `uid` from the user database (getpwuid_r), if any.

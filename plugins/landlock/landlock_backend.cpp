@@ -19,8 +19,8 @@
 #include <filesystem>
 #include <utility>
 
+#include <cordon/sdk/cgroup.hpp>
 #include "applet_cache.hpp"
-#include "cgroups.hpp"
 #include "host_paths.hpp"
 #include "idmap.hpp"
 #include "keeper.hpp"
@@ -206,7 +206,7 @@ struct Pipes {
 };
 
 ChildSpec make_spec(const Prepared& p, ChildData& d, const Pipes& pipes, int ruleset_fd,
-                    const SeccompProgram& program, const SandboxCgroup* cgroup,
+                    const SeccompProgram& program, const sdk::SandboxCgroup* cgroup,
                     const Keeper& keeper) {
   ChildSpec spec;
   int joined = 0;  // the mount namespace is joined by the command's process, later
@@ -287,9 +287,9 @@ void LandlockBackend::execute(const Plan& plan, OutputSink& sink, RunResult& res
   write_maps(guard.keeper, data, p.identity);
   request_tree(guard.keeper, p.layout, p.identity);
   const SeccompProgram program = build_filter({!plan.policy.process.allow_subprocess, p.ports});
-  std::unique_ptr<SandboxCgroup> cgroup;
+  std::unique_ptr<sdk::SandboxCgroup> cgroup;
   if (!p.limits.cgroup.empty())
-    cgroup = std::make_unique<SandboxCgroup>(facts_.cgroups, p.limits.cgroup);
+    cgroup = std::make_unique<sdk::SandboxCgroup>(facts_.cgroups, p.limits.cgroup);
   Pipes pipes(plan.stdin_data.has_value());
   ChildSpec spec = make_spec(p, data, pipes, -1, program, cgroup.get(), guard.keeper);
   bool nproc = std::any_of(p.limits.rlimits.begin(), p.limits.rlimits.end(),

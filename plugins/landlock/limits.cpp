@@ -10,14 +10,14 @@ namespace {
 
 constexpr std::uint64_t kMiB = 1024 * 1024;
 
-const char* version_name(CgroupVersion v) {
-  return v == CgroupVersion::v2 ? "cgroup v2" : "cgroup v1";
+const char* version_name(sdk::CgroupVersion v) {
+  return v == sdk::CgroupVersion::v2 ? "cgroup v2" : "cgroup v1";
 }
 
 void memory(const Limits& l, const LimitsFacts& f, LimitsPlan& plan) {
   if (!l.memory_mb || !f.cgroups.memory) return;
   plan.cgroup.memory_bytes = *l.memory_mb * kMiB;
-  bool v2 = f.cgroups.version == CgroupVersion::v2;
+  bool v2 = f.cgroups.version == sdk::CgroupVersion::v2;
   plan.mechanisms.emplace_back("limit.memory",
                                std::string(version_name(f.cgroups.version)) + " " +
                                    (v2 ? "memory.max" : "memory.limit_in_bytes") + " = " +
@@ -72,7 +72,7 @@ void cpu_share(const Limits& l, const LimitsFacts& f, LimitsPlan& plan) {
   std::string quota = std::to_string(*l.cpu_percent * 1000);
   plan.mechanisms.emplace_back("limit.cpu_share",
                                std::string(version_name(f.cgroups.version)) +
-                                   (f.cgroups.version == CgroupVersion::v2
+                                   (f.cgroups.version == sdk::CgroupVersion::v2
                                         ? " cpu.max = " + quota + " 100000"
                                         : " cpu.cfs_quota_us = " + quota + " per 100000 us") +
                                    " (" + std::to_string(*l.cpu_percent) + "% of one CPU)");

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "cgroups.hpp"
+#include <cordon/sdk/cgroup.hpp>
 
 namespace cordon::landlock {
 
@@ -27,7 +27,7 @@ struct RlimitSpec {
 
 /// What the probe established about limits.
 struct LimitsFacts {
-  CgroupSupport cgroups;
+  sdk::CgroupSupport cgroups;
   bool nproc_per_userns = false;   ///< RLIMIT_NPROC counted per user namespace (proven)
   bool keeper_shares_uid = false;  ///< cordon is not root: the keeper (pid 1) has the sandbox's
                                    ///< uid in its namespace and counts in RLIMIT_NPROC
@@ -36,7 +36,7 @@ struct LimitsFacts {
 /// The limits of one run.
 struct LimitsPlan {
   std::vector<RlimitSpec> rlimits;
-  CgroupLimits cgroup;  ///< empty: no cgroup is made
+  sdk::CgroupLimits cgroup;  ///< empty: no cgroup is made
   /// One line per limit in force, e.g. "limit.memory: cgroup v1 memory.limit_in_bytes = ...".
   std::vector<std::pair<std::string, std::string>> mechanisms;
 };

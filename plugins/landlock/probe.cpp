@@ -204,7 +204,7 @@ ProbeFacts gather_probe_facts(const SeccompProgram& filter) {
     }
   }
   facts.netns = network_namespaces_allowed(facts.netns_evidence);
-  facts.cgroups = probe_cgroups(::geteuid());
+  facts.cgroups = probe_cgroups_unless_off(::geteuid());
   facts.micros = std::chrono::duration_cast<std::chrono::microseconds>(
                      std::chrono::steady_clock::now() - start)
                      .count();
@@ -237,7 +237,7 @@ std::string base_problem(const ProbeFacts& f) {
 }
 
 std::string limits_evidence(const ProbeFacts& f) {
-  if (f.cgroups.version != CgroupVersion::none) return f.cgroups.evidence;
+  if (f.cgroups.version != sdk::CgroupVersion::none) return f.cgroups.evidence;
   return "rlimits (" + f.cgroups.evidence + ")";
 }
 

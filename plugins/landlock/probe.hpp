@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "cgroups.hpp"
+#include <cordon/sdk/cgroup.hpp>
 #include "seccomp.hpp"
 
 namespace cordon::landlock {
@@ -25,7 +25,7 @@ struct ProbeFacts {
   bool netns = false;
   std::string netns_evidence;
   std::string failure;  ///< why the child could not do its part
-  CgroupSupport cgroups;
+  sdk::CgroupSupport cgroups;
   long micros = 0;  ///< how long the probe took
 };
 

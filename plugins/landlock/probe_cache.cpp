@@ -66,7 +66,7 @@ std::string short_hash(std::string_view text) {
   return out;
 }
 
-json::object cgroups_json(const CgroupSupport& c) {
+json::object cgroups_json(const sdk::CgroupSupport& c) {
   return {{"version", static_cast<int>(c.version)},
           {"memory", c.memory},
           {"pids", c.pids},
@@ -78,12 +78,12 @@ json::object cgroups_json(const CgroupSupport& c) {
           {"evidence", c.evidence}};
 }
 
-CgroupSupport cgroups_of(const json::object& o) {
-  CgroupSupport c;
+sdk::CgroupSupport cgroups_of(const json::object& o) {
+  sdk::CgroupSupport c;
   auto version = o.at("version").to_number<int>();
-  if (version < 0 || version > static_cast<int>(CgroupVersion::v2))
+  if (version < 0 || version > static_cast<int>(sdk::CgroupVersion::v2))
     throw std::runtime_error("bad cgroup version");
-  c.version = static_cast<CgroupVersion>(version);
+  c.version = static_cast<sdk::CgroupVersion>(version);
   c.memory = o.at("memory").as_bool();
   c.pids = o.at("pids").as_bool();
   c.cpu = o.at("cpu").as_bool();
@@ -104,8 +104,8 @@ bool trustworthy(const ProbeFacts& f) {
          f.root == (::geteuid() == 0);
 }
 
-bool cgroups_complete(const CgroupSupport& c) {
-  return c.version != CgroupVersion::none && c.memory && c.pids && c.cpu;
+bool cgroups_complete(const sdk::CgroupSupport& c) {
+  return c.version != sdk::CgroupVersion::none && c.memory && c.pids && c.cpu;
 }
 
 // What discovery reads, read once: mountinfo and this process's cgroups.
@@ -193,9 +193,9 @@ bool v2_dir_current(const CgroupView& view, const std::string& dir) {
 
 // Root acts through the cached directories (it makes groups in them and writes their limits):
 // they must be where discovery would find them now, on the cgroup filesystem.
-bool cgroup_dirs_current(const CgroupSupport& c) {
+bool cgroup_dirs_current(const sdk::CgroupSupport& c) {
   CgroupView view;
-  if (c.version == CgroupVersion::v2) return v2_dir_current(view, c.v2_dir);
+  if (c.version == sdk::CgroupVersion::v2) return v2_dir_current(view, c.v2_dir);
   return v1_dir_current(view, c.memory, c.memory_dir, "memory") &&
          v1_dir_current(view, c.pids, c.pids_dir, "pids") &&
          v1_dir_current(view, c.cpu, c.cpu_dir, "cpu");
@@ -314,7 +314,7 @@ std::optional<ProbeFacts> load_probe_cache(const fs::path& file, const std::stri
     // Groups that were not there are looked for again (cheap when there are none to find);
     // directories that were are checked before anyone makes groups in them.
     if (!cgroups_complete(facts->cgroups))
-      facts->cgroups = probe_cgroups(::geteuid());
+      facts->cgroups = probe_cgroups_unless_off(::geteuid());
     else if (!cgroup_dirs_current(facts->cgroups))
       return std::nullopt;
     // A task count per user namespace matters only without a pids group.

@@ -40,6 +40,16 @@ std::string abi_knob() {
   return knob(kMaxAbi) ? std::string(kMaxAbi) + "=" + knob(kMaxAbi) : std::string();
 }
 
+sdk::CgroupSupport probe_cgroups_unless_off(uid_t euid) noexcept {
+  if (!cgroups_switched_off()) return sdk::probe_cgroups(euid);
+  sdk::CgroupSupport off;
+  try {
+    off.evidence = "cgroups switched off by " + cgroups_knob();
+  } catch (...) {
+  }
+  return off;
+}
+
 std::string cgroups_knob() {
   return cgroups_switched_off() ? std::string(kCgroups) + "=" + knob(kCgroups) : std::string();
 }

@@ -5,6 +5,9 @@
 // a full one's cached proof.
 #pragma once
 
+#include <sys/types.h>
+#include <cordon/sdk/cgroup.hpp>
+
 #include <string>
 
 namespace cordon::landlock {
@@ -17,6 +20,10 @@ int landlock_abi_ceiling() noexcept;
 /// CORDON_CGROUPS: true when set to anything but "" or "auto" (documented: "off"). The probe then
 /// finds no cgroup, so the limits fall back to rlimits or are not proven.
 bool cgroups_switched_off() noexcept;
+
+/// The SDK's cgroup discovery for `euid`, unless CORDON_CGROUPS switches it off (then no
+/// cgroup, with the knob as the evidence). Never throws.
+sdk::CgroupSupport probe_cgroups_unless_off(uid_t euid) noexcept;
 
 /// The ABI knob as it was given, e.g. "CORDON_LANDLOCK_MAX_ABI=3", when it is set; else "".
 std::string abi_knob();

@@ -36,7 +36,7 @@ Error setup_error(const ChildReport& r, const Identity& identity) {
                    std::to_string(identity.uid) + " (" + identity.reason + ")");
 }
 
-Totals totals_of(const SandboxCgroup* cg) {
+Totals totals_of(const sdk::SandboxCgroup* cg) {
   if (!cg) return {};
   return {cg->oom_kills().value_or(0), cg->peak_memory()};
 }

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <optional>
 
-#include "cgroups.hpp"
+#include <cordon/sdk/cgroup.hpp>
 #include "idmap.hpp"
 #include "spawn.hpp"
 #include "supervise.hpp"
@@ -21,7 +21,7 @@ struct Totals {
 };
 
 /// The group's counts; nothing without a group.
-Totals totals_of(const SandboxCgroup* cg);
+Totals totals_of(const sdk::SandboxCgroup* cg);
 
 /// CRD1003 for a set-up step of the sandbox that failed, naming the identity it ran as.
 Error setup_error(const ChildReport& r, const Identity& identity);

@@ -1,9 +1,14 @@
 // A file descriptor owned by one object, closed when it goes: what cordon's own code and its
-// backends hold descriptors in.
+// backends hold descriptors in; and the plain read of a small file through one.
 #pragma once
 
+#include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <optional>
+#include <string>
 #include <utility>
 
 namespace cordon {
@@ -35,5 +40,22 @@ class OwnedFd {
  private:
   int fd_ = -1;
 };
+
+/// The first `cap` bytes of a small file (/proc, /sys, cgroupfs) with plain reads; nullopt when
+/// it cannot be opened.
+inline std::optional<std::string> read_text(const std::string& path,
+                                            std::size_t cap = std::string::npos) {
+  OwnedFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) return std::nullopt;
+  std::string text;
+  char buf[8192];
+  while (text.size() < cap) {
+    ssize_t n = ::read(fd.get(), buf, std::min(sizeof buf, cap - text.size()));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    text.append(buf, static_cast<std::size_t>(n));
+  }
+  return text;
+}
 
 }  // namespace cordon

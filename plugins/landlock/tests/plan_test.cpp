@@ -272,11 +272,11 @@ TEST_CASE("ruleset: rights follow the layout and the ABI", "[landlock]") {
 
 TEST_CASE("cgroups: swap is in use only when /proc/swaps lists an area", "[limits]") {
   const std::string header = "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n";
-  CHECK_FALSE(lists_swap(""));
-  CHECK_FALSE(lists_swap(header));
-  CHECK(lists_swap(header +
-                   "/dev/vda2                               partition\t1048572\t\t0\t\t-2\n"));
-  CHECK(lists_swap(header + "/swapfile file 524284 0 -3\n"));
+  CHECK_FALSE(sdk::lists_swap(""));
+  CHECK_FALSE(sdk::lists_swap(header));
+  CHECK(sdk::lists_swap(header +
+                        "/dev/vda2                               partition\t1048572\t\t0\t\t-2\n"));
+  CHECK(sdk::lists_swap(header + "/swapfile file 524284 0 -3\n"));
 }
 
 TEST_CASE("limits: totals only where a mechanism makes them totals", "[limits]") {
@@ -311,8 +311,8 @@ TEST_CASE("limits: totals only where a mechanism makes them totals", "[limits]")
     CHECK(find(p, RLIMIT_NPROC)->soft == 16);
   }
   SECTION("cgroup v1 with memory, pids and cpu") {
-    CgroupSupport cg;
-    cg.version = CgroupVersion::v1;
+    sdk::CgroupSupport cg;
+    cg.version = sdk::CgroupVersion::v1;
     cg.memory = cg.pids = cg.cpu = true;
     auto p = plan_limits(l, {cg, false});
     CHECK(p.cgroup.memory_bytes == 512ull << 20);

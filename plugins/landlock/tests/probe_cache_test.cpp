@@ -13,6 +13,7 @@
 
 #include "probe_cache.hpp"
 #include "ruleset.hpp"
+#include "reductions.hpp"
 #include "support.hpp"
 
 using namespace cordon;
@@ -28,7 +29,7 @@ ProbeFacts sample_facts() {
   f.abi = 7;
   f.namespaces = f.fresh_proc = f.identity = f.landlock = f.seccomp = f.netns = true;
   f.netns_evidence = "a network namespace";
-  f.cgroups.version = CgroupVersion::v1;
+  f.cgroups.version = sdk::CgroupVersion::v1;
   f.cgroups.memory = true;
   f.cgroups.memory_dir = "/sys/fs/cgroup/memory";
   f.cgroups.evidence = "cgroup v1";
@@ -83,7 +84,7 @@ TEST_CASE("probe cache: facts survive the round trip", "[probe-cache]") {
   REQUIRE(back);
   CHECK(back->abi == 7);
   CHECK(back->landlock);
-  CHECK(back->cgroups.version == CgroupVersion::v1);
+  CHECK(back->cgroups.version == sdk::CgroupVersion::v1);
   CHECK(back->cgroups.memory_dir == "/sys/fs/cgroup/memory");
   CHECK(back->netns_evidence == "a network namespace");
   CHECK(back->micros == 1234);
@@ -211,7 +212,7 @@ TEST_CASE("probe cache: a forged entry cannot weaken a run, and is dropped",
   const StateDir& s = c.state;
   auto& facts = c.facts;
   // Claim a cgroup that exists but is no sandbox's: the run's own groups would be made in it.
-  facts->cgroups.version = CgroupVersion::v1;
+  facts->cgroups.version = sdk::CgroupVersion::v1;
   facts->cgroups.memory = facts->cgroups.pids = facts->cgroups.cpu = true;
   facts->cgroups.memory_dir = facts->cgroups.pids_dir = facts->cgroups.cpu_dir =
       (s.dir.path() / "no-such-cgroup").string();
@@ -296,12 +297,12 @@ TEST_CASE("probe cache: a forged failure or \"cannot\" is probed again, never be
 TEST_CASE("probe cache: cgroups a forged entry denies are looked for again", "[probe-cache]") {
   StateDir s;
   auto fp = probe_fingerprint();
-  auto real = probe_cgroups(::geteuid());
+  auto real = probe_cgroups_unless_off(::geteuid());
   auto f = sample_facts();
   f.root = ::geteuid() == 0;
   f.abi = landlock_abi();
   f.nproc_per_userns = true;
-  f.cgroups = CgroupSupport{};  // "no cgroups"
+  f.cgroups = sdk::CgroupSupport{};  // "no cgroups"
   f.cgroups.evidence = "forged";
   store_probe_cache(s.file(), f, fp);
   auto loaded = load_probe_cache(s.file(), fp, nullptr);

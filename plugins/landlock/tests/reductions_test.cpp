@@ -6,7 +6,7 @@
 
 #include <algorithm>
 
-#include "cgroups.hpp"
+#include <cordon/sdk/cgroup.hpp>
 #include "probe_cache.hpp"
 #include "reductions.hpp"
 #include "ruleset.hpp"
@@ -64,18 +64,18 @@ TEST_CASE("reductions: CORDON_LANDLOCK_MAX_ABI lowers the ABI and never raises i
 TEST_CASE("reductions: CORDON_CGROUPS=off leaves the probe without cgroups, and says so",
           "[reductions]") {
   ScopedEnv off("CORDON_CGROUPS", "off");
-  auto none = probe_cgroups(::geteuid());
-  CHECK(none.version == CgroupVersion::none);
+  auto none = probe_cgroups_unless_off(::geteuid());
+  CHECK(none.version == sdk::CgroupVersion::none);
   CHECK_FALSE((none.memory || none.pids || none.cpu));
   CHECK(none.evidence.find("CORDON_CGROUPS=off") != std::string::npos);
   CHECK(cgroups_knob() == "CORDON_CGROUPS=off");
   // Any other value but "auto" takes them away too; "auto" and "" leave them as found.
   ScopedEnv other("CORDON_CGROUPS", "on");
-  CHECK(probe_cgroups(::geteuid()).version == CgroupVersion::none);
+  CHECK(probe_cgroups_unless_off(::geteuid()).version == sdk::CgroupVersion::none);
   ScopedEnv unset("CORDON_CGROUPS", nullptr);
-  auto found = probe_cgroups(::geteuid());
+  auto found = probe_cgroups_unless_off(::geteuid());
   ScopedEnv automatic("CORDON_CGROUPS", "auto");
-  CHECK(probe_cgroups(::geteuid()).version == found.version);
+  CHECK(probe_cgroups_unless_off(::geteuid()).version == found.version);
   CHECK(cgroups_knob().empty());
 }
 

@@ -1,19 +1,29 @@
-// The cgroup v2 path (discovery, a sandbox's group, its counters, removal) on a simulated
-// cgroup2 tree: this host kind is v1-hybrid, and most users' hosts are v2 (README.md, "cgroup v2
-// by hand" for the check on a real one).
+// The SDK's cgroup v2 path (discovery, a run's group, its counters, kill_all, removal) on a
+// simulated cgroup2 tree: this host kind is v1-hybrid, and most users' hosts are v2
+// (plugins/landlock/README.md, "cgroup v2 by hand", for the check on a real one).
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
 
-#include "cgroup2_sim.hpp"
-#include "cgroups.hpp"
-#include "support.hpp"
+#include <catch2/catch.hpp>
+#include <cordon/error.hpp>
+#include <cordon/sdk/cgroup.hpp>
 
-using namespace cordon::landlock;
-using namespace cordon::landlock::test;
+#include "cgroup2_sim.hpp"
+
+using namespace cordon::sdk;
+using namespace cordon::sdk::test;
 
 namespace {
+
+bool needs_root() {
+  if (::geteuid() == 0) return true;
+  WARN("skipped: handing a subtree to another uid takes root");
+  return false;
+}
 
 // A uid that owns nothing here: the simulated delegation's user, when root can hand it over.
 constexpr uid_t kUser = 4242;
@@ -155,4 +165,38 @@ TEST_CASE("cgroup v2: a limit the group cannot take fails the run (CRD1003)", "[
   }
   for (const auto& entry : std::filesystem::directory_iterator(s.v2_dir))
     CHECK_FALSE(entry.is_directory());
+}
+
+TEST_CASE("cgroup: kill_all ends every process the group lists, and only those", "[cgroups]") {
+  Cgroup2Sim sim;
+  systemd_layout(sim, "cpu memory pids", ::geteuid());
+  auto s = probe_cgroups(::geteuid(), sim.host(kScope));
+  REQUIRE(s.version == CgroupVersion::v2);
+  auto start_sleep = [] {
+    pid_t pid = ::fork();
+    if (pid == 0) {
+      ::execl("/bin/sleep", "sleep", "30", static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    return pid;
+  };
+  pid_t inside = start_sleep(), outside = start_sleep();
+  REQUIRE(inside > 0);
+  REQUIRE(outside > 0);
+  {
+    SandboxCgroup cg(s, {}, sim.host(kScope).ops);
+    std::string group;
+    for (const auto& entry : std::filesystem::directory_iterator(s.v2_dir))
+      if (entry.is_directory()) group = entry.path();
+    REQUIRE_FALSE(group.empty());
+    Cgroup2Sim::write(group, "cgroup.procs", std::to_string(inside) + "\n");
+    CHECK(cg.kill_all());
+    int status = 0;
+    REQUIRE(::waitpid(inside, &status, 0) == inside);
+    CHECK((WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL));
+    CHECK(::waitpid(outside, &status, WNOHANG) == 0);  // not listed: still running
+    Cgroup2Sim::write(group, "cgroup.procs", "");
+  }
+  ::kill(outside, SIGKILL);
+  ::waitpid(outside, nullptr, 0);
 }

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "cgroups.hpp"
+#include <cordon/sdk/cgroup.hpp>
 
-namespace cordon::landlock::test {
+namespace cordon::sdk::test {
 
 class Cgroup2Sim {
  public:
@@ -61,4 +61,4 @@ class Cgroup2Sim {
 /// written, the simulation keeps the writes) or "memory pids" (as the kernel shows it).
 std::vector<std::string> enabled_controllers(const std::string& subtree_control);
 
-}  // namespace cordon::landlock::test
+}  // namespace cordon::sdk::test

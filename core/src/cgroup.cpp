@@ -1,7 +1,8 @@
-// cgroup discovery (by doing) and the per-run group.
-#include "cgroups.hpp"
+// The backend toolkit's cgroups (cordon/sdk/cgroup.hpp): discovery by doing, the per-run group.
+#include <cordon/sdk/cgroup.hpp>
 
 #include <cordon/error.hpp>
+#include <cordon/owned_fd.hpp>
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -14,10 +15,7 @@
 #include <string_view>
 #include <thread>
 
-#include "fd.hpp"
-#include "reductions.hpp"
-
-namespace cordon::landlock {
+namespace cordon::sdk {
 
 namespace {
 
@@ -248,8 +246,7 @@ CgroupHost kernel_cgroup_host() {
 CgroupSupport probe_cgroups(uid_t euid) noexcept {
   CgroupSupport out;
   try {
-    if (!cgroups_switched_off()) return probe_cgroups(euid, kernel_cgroup_host());
-    out.evidence = "cgroups switched off by " + cgroups_knob();
+    return probe_cgroups(euid, kernel_cgroup_host());
   } catch (...) {
     out.evidence = "cgroup discovery failed";
   }
@@ -383,4 +380,4 @@ std::optional<std::uint64_t> SandboxCgroup::oom_kills() const {
   return count_of(read_text_or_empty(memory_ + file), "oom_kill");
 }
 
-}  // namespace cordon::landlock
+}  // namespace cordon::sdk

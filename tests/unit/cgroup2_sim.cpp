@@ -13,7 +13,7 @@
 #include <sstream>
 #include <stdexcept>
 
-namespace cordon::landlock::test {
+namespace cordon::sdk::test {
 
 namespace fs = std::filesystem;
 
@@ -181,4 +181,4 @@ void Cgroup2Sim::write(const std::string& dir, const std::string& name, const st
   std::ofstream(dir + "/" + name, std::ios::trunc) << text;
 }
 
-}  // namespace cordon::landlock::test
+}  // namespace cordon::sdk::test

@@ -1,9 +1,13 @@
-// Control groups for the sandbox's totals: memory, tasks, CPU share. cgroup v2 when cordon can
-// create a group in a subtree it owns (root, or a delegated user subtree); cgroup v1 memory,
-// pids and cpu when root on a hybrid host; otherwise none (limits.cpp falls back to rlimits).
+// The backend toolkit: control groups for a run's totals (memory, tasks, CPU share). cgroup v2
+// when cordon can create a group in a subtree it owns (root, or a delegated user subtree);
+// cgroup v1 memory, pids and cpu when root on a hybrid host; otherwise none (a backend then falls
+// back to rlimits, or does not prove the limit). Find a base with probe_cgroups() in the probe,
+// make one SandboxCgroup per run, put the command in it (clone_fd() or task_fds()), read
+// peak_memory() and oom_kills() afterwards, kill_all() and let it go.
 #pragma once
 
 #include <sys/types.h>
+#include <cordon/export.hpp>
 
 #include <cstdint>
 #include <functional>
@@ -11,7 +15,7 @@
 #include <string>
 #include <vector>
 
-namespace cordon::landlock {
+namespace cordon::sdk {
 
 /// Which cgroup version is in force for sandboxes.
 enum class CgroupVersion { none, v1, v2 };
@@ -31,7 +35,7 @@ struct CgroupSupport {
 
 /// True when `proc_swaps` (the text of /proc/swaps) lists a swap area. Where swap is on but not
 /// charged to cgroups (no memsw / memory.swap.max files), the probe proves no memory total.
-bool lists_swap(const std::string& proc_swaps);
+CORDON_API bool lists_swap(const std::string& proc_swaps);
 
 /// Making and removing groups: mkdir(2) and rmdir(2) on a cgroup filesystem, where the kernel
 /// fills a new group with its interface files. Each returns 0 or an errno value.
@@ -50,16 +54,17 @@ struct CgroupHost {
 };
 
 /// mkdir(2) (mode 0755) and rmdir(2).
-const CgroupOps& kernel_cgroup_ops();
+CORDON_API const CgroupOps& kernel_cgroup_ops();
 
 /// The running kernel's /proc/self/mountinfo, /proc/self/cgroup and /proc/swaps, with
 /// kernel_cgroup_ops().
-CgroupHost kernel_cgroup_host();
+CORDON_API CgroupHost kernel_cgroup_host();
 
-/// Finds a usable hierarchy by creating (and removing) a test group. Never throws.
-CgroupSupport probe_cgroups(uid_t euid) noexcept;
+/// Finds a usable hierarchy by creating (and removing) a test group on the running kernel.
+/// Never throws.
+CORDON_API CgroupSupport probe_cgroups(uid_t euid) noexcept;
 /// The same on `host`.
-CgroupSupport probe_cgroups(uid_t euid, const CgroupHost& host) noexcept;
+CORDON_API CgroupSupport probe_cgroups(uid_t euid, const CgroupHost& host) noexcept;
 
 /// What a sandbox's group enforces; unset fields are not written.
 struct CgroupLimits {
@@ -70,7 +75,7 @@ struct CgroupLimits {
 };
 
 /// The group (or groups, one per v1 controller) of one run; removed when destroyed.
-class SandboxCgroup {
+class CORDON_API SandboxCgroup {
  public:
   /// Creates and configures the group. Throws cordon::Error (CRD1003).
   SandboxCgroup(const CgroupSupport& support, const CgroupLimits& limits,
@@ -95,6 +100,10 @@ class SandboxCgroup {
   /// How many processes the group's memory limit killed (v1 memory.oom_control, v2
   /// memory.events: `oom_kill`); nullopt without a memory group or where the kernel has no count.
   std::optional<std::uint64_t> oom_kills() const;
+  /// Kills every process in the groups (v2: cgroup.kill where the kernel has it; else SIGKILL to
+  /// each listed process, round after round, until none is left or `rounds` pass). True when the
+  /// groups are empty.
+  bool kill_all(int rounds = 100) noexcept;
   /// Removes the groups if no task is left in them, without waiting; true when they are gone.
   bool remove_if_empty() noexcept;
 
@@ -113,4 +122,4 @@ class SandboxCgroup {
   int leave_fd_ = -1;
 };
 
-}  // namespace cordon::landlock
+}  // namespace cordon::sdk

@@ -1,5 +1,5 @@
 // The seccomp deny-list (seccomp_denials.hpp): the programs cordon-bpfgen compiled at build time
-// (bpfgen/rules.cpp holds the rules), loaded as they are.
+// with the SDK's compiler (core/src/seccomp_build.cpp holds the rules), loaded as they are.
 #include "seccomp.hpp"
 
 #include <cordon/seccomp_denials.hpp>

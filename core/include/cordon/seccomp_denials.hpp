@@ -1,7 +1,8 @@
 // cordon's seccomp denials, as data shared by every backend that builds a
 // filter or a profile: the system calls denied outright and the argument conditions of the
 // calls denied only in some forms. Pure: no libseccomp, no system headers; each backend turns
-// it into its own form (a libseccomp filter, a container runtime's JSON profile).
+// it into its own form (a container runtime's JSON profile), or has cordon/sdk/seccomp.hpp
+// compile it into a filter.
 #pragma once
 
 #include <array>

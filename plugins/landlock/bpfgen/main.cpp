@@ -1,5 +1,6 @@
-// cordon-bpfgen: compiles the landlock backend's seccomp filter variants with libseccomp and
-// writes them as C++ arrays, so that the plugin needs no libseccomp at run time.
+// cordon-bpfgen: compiles the landlock backend's seccomp filter variants with the SDK's
+// compiler (cordon/sdk/seccomp.hpp, libseccomp inside libcordon-core) and writes them as C++
+// arrays, so that the plugin compiles no filter at run time.
 //
 //   cordon-bpfgen <output.cpp>
 //
@@ -15,8 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "compile.hpp"
 #include "programs.hpp"
-#include "rules.hpp"
 
 namespace {
 

@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "bpfgen/compile.hpp"
 #include "bpfgen/programs.hpp"
-#include "bpfgen/rules.hpp"
 #include "seccomp.hpp"
 
 using namespace cordon::landlock;

@@ -1,6 +1,6 @@
-// The seccomp deny-list (seccomp_denials.hpp), built with libseccomp at build time.
-#include "rules.hpp"
-
+// cordon's seccomp deny-list (seccomp_denials.hpp) compiled by libseccomp: the one place its
+// rules are written. The landlock backend's build tool (cordon-bpfgen) calls it too.
+#include <cordon/sdk/seccomp.hpp>
 #include <cordon/seccomp_denials.hpp>
 
 #include <netinet/in.h>
@@ -12,14 +12,15 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
+#include <initializer_list>
 #include <memory>
-#include <stdexcept>
+#include <string>
+#include <string_view>
 
-#include "../fd.hpp"
+#include "unique_fd.hpp"
 
-namespace cordon::landlock::bpfgen {
+namespace cordon::sdk {
 
 namespace {
 
@@ -29,7 +30,7 @@ static_assert(kNamespaceFlags == (CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | CL
 constexpr std::uint64_t kLow32 = 0xffffffffull;
 
 [[noreturn]] void fail(const std::string& what, int rc) {
-  throw std::runtime_error("seccomp: " + what + ": " + std::strerror(rc < 0 ? -rc : rc));
+  throw Error(code::kIsolationFailed, "seccomp: " + what + ": " + std::strerror(rc < 0 ? -rc : rc));
 }
 
 using Ctx = std::unique_ptr<void, decltype(&seccomp_release)>;
@@ -52,10 +53,12 @@ void rule(const Ctx& ctx, std::uint32_t action, std::string_view name,
   if (rc < 0) fail("rule for '" + call + "'", rc);
 }
 
+// clone3's flags live in memory seccomp cannot read: ENOSYS makes libc fall back to clone.
+void clone3_enosys(const Ctx& ctx) { rule(ctx, SCMP_ACT_ERRNO(ENOSYS), seccomp::kClone3); }
+
 void deny_list(const Ctx& ctx) {
   for (auto name : seccomp::kDeniedCalls) rule(ctx, SCMP_ACT_ERRNO(EPERM), name);
-  // clone3's flags live in memory seccomp cannot read: ENOSYS makes libc fall back to clone.
-  rule(ctx, SCMP_ACT_ERRNO(ENOSYS), seccomp::kClone3);
+  clone3_enosys(ctx);
   for (std::uint64_t bit = 1; bit != 0; bit <<= 1)
     if (kNamespaceFlags & bit)
       rule(ctx, SCMP_ACT_ERRNO(EPERM), "clone", {arg(0, SCMP_CMP_MASKED_EQ, bit, bit)});
@@ -101,64 +104,48 @@ void no_subprocess(const Ctx& ctx) {
   rule(ctx, SCMP_ACT_ERRNO(EPERM), "clone", {arg(0, SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0)});
 }
 
-// libseccomp 2.5 exports to a descriptor only; a memfd keeps it off the disk.
-std::vector<sock_filter> export_bpf(const Ctx& ctx) {
-  UniqueFd mem(::memfd_create("cordon-seccomp", MFD_CLOEXEC));
-  if (!mem) fail("memfd_create", errno);
-  if (int rc = seccomp_export_bpf(ctx.get(), mem.get()); rc < 0) fail("export", rc);
-  off_t size = ::lseek(mem.get(), 0, SEEK_END);
-  if (size <= 0 || size % static_cast<off_t>(sizeof(sock_filter)) != 0) fail("export size", EIO);
-  std::vector<sock_filter> code(static_cast<std::size_t>(size) / sizeof(sock_filter));
-  if (::pread(mem.get(), code.data(), static_cast<std::size_t>(size), 0) != size)
-    fail("read back", EIO);
-  return code;
-}
-
-}  // namespace
-
-std::vector<sock_filter> compile_filter(const FilterOptions& options) {
+Ctx new_context() {
   Ctx ctx(seccomp_init(SCMP_ACT_ALLOW), &seccomp_release);
   if (!ctx) fail("init", ENOMEM);
   if (int rc = seccomp_attr_set(ctx.get(), SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS); rc < 0)
     fail("bad-architecture action", rc);
+  // install_denials() sets no_new_privs itself; the program is only exported here.
   if (int rc = seccomp_attr_set(ctx.get(), SCMP_FLTATR_CTL_NNP, 0); rc < 0) fail("nnp", rc);
   // A binary tree of syscall numbers instead of a list: the kernel emulates the filter for every
   // syscall number when it is loaded (to cache the always-allowed ones), and that took ~200 us
   // with the list, ~80 us with the tree, on the path to every command's exec.
   if (int rc = seccomp_attr_set(ctx.get(), SCMP_FLTATR_CTL_OPTIMIZE, 2); rc < 0)
     fail("optimize", rc);
-  deny_list(ctx);
-  socket_families(ctx);
+  return ctx;
+}
+
+// libseccomp 2.5 exports to a descriptor only; a memfd keeps it off the disk.
+std::vector<sock_filter> export_bpf(const Ctx& ctx) {
+  detail::Fd mem(::memfd_create("cordon-seccomp", MFD_CLOEXEC));
+  if (mem.fd < 0) fail("memfd_create", errno);
+  if (int rc = seccomp_export_bpf(ctx.get(), mem.fd); rc < 0) fail("export", rc);
+  off_t size = ::lseek(mem.fd, 0, SEEK_END);
+  if (size <= 0 || size % static_cast<off_t>(sizeof(sock_filter)) != 0) fail("export size", EIO);
+  std::vector<sock_filter> code(static_cast<std::size_t>(size) / sizeof(sock_filter));
+  if (::pread(mem.fd, code.data(), static_cast<std::size_t>(size), 0) != size)
+    fail("read back", EIO);
+  return code;
+}
+
+}  // namespace
+
+std::vector<sock_filter> compile_denials(const DenialOptions& options) {
+  Ctx ctx = new_context();
+  if (options.always_denied) {
+    deny_list(ctx);
+    socket_families(ctx);
+  }
   if (options.inet_stream_only) inet_stream_only(ctx);
-  if (options.no_subprocess) no_subprocess(ctx);
+  if (options.no_subprocess) {
+    no_subprocess(ctx);
+    if (!options.always_denied) clone3_enosys(ctx);
+  }
   return export_bpf(ctx);
 }
 
-std::string libseccomp_version() {
-  const scmp_version* v = seccomp_version();
-  if (!v) fail("version", EINVAL);
-  return std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->micro);
-}
-
-std::uint32_t native_arch() { return seccomp_arch_native(); }
-
-std::string arch_name(std::uint32_t arch) {
-  struct Known {
-    std::uint32_t token;
-    const char* name;
-  };
-  static constexpr Known kKnown[] = {
-      {SCMP_ARCH_X86_64, "x86_64"},    {SCMP_ARCH_X86, "i386"},
-      {SCMP_ARCH_X32, "x32"},          {SCMP_ARCH_AARCH64, "aarch64"},
-      {SCMP_ARCH_ARM, "arm"},          {SCMP_ARCH_PPC64LE, "ppc64le"},
-      {SCMP_ARCH_PPC64, "ppc64"},      {SCMP_ARCH_S390X, "s390x"},
-      {SCMP_ARCH_RISCV64, "riscv64"},  {SCMP_ARCH_MIPS64, "mips64"},
-      {SCMP_ARCH_MIPSEL64, "mipsel64"}};
-  for (const auto& k : kKnown)
-    if (k.token == arch) return k.name;
-  char hex[16];
-  std::snprintf(hex, sizeof hex, "0x%08x", arch);
-  return hex;
-}
-
-}  // namespace cordon::landlock::bpfgen
+}  // namespace cordon::sdk

@@ -1,5 +1,7 @@
-// The rules of the landlock backend's seccomp filter, compiled by libseccomp. Only the build
-// tool (cordon-bpfgen) and the tests use this: the plugin loads the programs the tool wrote.
+// The landlock backend's seccomp filter variants compiled now, by the SDK's compiler
+// (cordon/sdk/seccomp.hpp, where the rules are), and what the build tool records about the
+// libseccomp that compiled them. Only the build tool (cordon-bpfgen) and the tests use this: the
+// plugin loads the programs the tool wrote.
 #pragma once
 
 #include <linux/filter.h>
@@ -13,7 +15,8 @@
 namespace cordon::landlock::bpfgen {
 
 /// Compiles the filter variant `options` for the native architecture (any other architecture,
-/// i386 or x32, is killed). Throws std::runtime_error when libseccomp fails.
+/// i386 or x32, is killed): cordon's whole deny-list and the variant's parts. Throws
+/// cordon::Error when libseccomp fails.
 std::vector<sock_filter> compile_filter(const FilterOptions& options);
 
 /// The version of the libseccomp in use, "major.minor.micro".

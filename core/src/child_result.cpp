@@ -48,6 +48,9 @@ std::optional<RunResult> failed_start(const ChildOutcome& o, const Plan& plan) {
     case ChildStage::chdir:
       return setup_failure("cannot enter workspace '" + plan.workspace.string() +
                            "': " + std::strerror(o.error));
+    case ChildStage::filter:
+      return setup_failure(std::string("cannot install the seccomp filter: ") +
+                           std::strerror(o.error));
     case ChildStage::rlimit:
       return setup_failure(std::string("cannot set ") + rlimit_name(o.failed_item) + ": " +
                            std::strerror(o.error));

@@ -108,6 +108,7 @@ ChildPlan plan_of(const ChildSpec& spec, const Arrays& a) {
   p.grace = timespec{static_cast<time_t>(grace_ns / 1000000000L), grace_ns % 1000000000L};
   p.cordon = ::getpid();
   p.guard = spec.guard;
+  p.filter = &spec.filter;
   return p;
 }
 

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cordon/sdk/child.hpp>
+#include <cordon/sdk/seccomp.hpp>
 #include "spawn_guard.hpp"
 
 namespace cordon::detail {
@@ -95,6 +96,9 @@ void default_signals() {
     if (int error = install_guard(*guard); error != 0)
       fail(report_fd, sdk::ChildStage::guard, error, 0, 125);
   cloexec_from_3();
+  if (plan.filter && !plan.filter->empty())
+    if (int error = sdk::try_install_denials(*plan.filter); error != 0)
+      fail(report_fd, sdk::ChildStage::filter, error, 0, 125);
   exec_command(plan, report_fd);
 }
 

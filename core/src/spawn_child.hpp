@@ -3,6 +3,7 @@
 // allocation, no locks.
 #pragma once
 
+#include <linux/filter.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/types.h>
@@ -10,6 +11,7 @@
 
 #include <cstdint>
 #include <utility>
+#include <vector>
 
 namespace cordon::detail {
 
@@ -26,6 +28,7 @@ struct ChildPlan {
   timespec grace;
   pid_t cordon;  ///< the process that forked the supervisor
   bool guard;    ///< install the seccomp guard of the supervisor (spawn_guard.hpp)
+  const std::vector<sock_filter>* filter;  ///< installed last before exec; empty or null: none
 };
 
 /// Descriptors of the run: the command's ends, and the ends the caller keeps (closed in the

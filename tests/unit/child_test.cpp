@@ -6,6 +6,7 @@
 #include <unistd.h>
 #include <catch2/catch.hpp>
 #include <cordon/sdk/child.hpp>
+#include <cordon/sdk/seccomp.hpp>
 #include <cordon/sdk/testing.hpp>
 
 #include <algorithm>
@@ -131,4 +132,19 @@ TEST_CASE("sdk testing: a marked process that lingers is found, and none is left
   RunResult r = sdk::child_result(sdk::run_child(sdk::child_spec(plan, "/"), sink), plan);
   CHECK(r.exit_code == 0);
   CHECK(t::survivors(plan.env["MARK"]).empty());
+}
+
+TEST_CASE("sdk: a filter in the spec is the command's, and it holds", "[sdk]") {
+  // The command forks (a subshell) and reports whether it could.
+  Plan plan = plan_of({"sh", "-c", "(true) && echo forked || echo refused"});
+  Collect free_sink;
+  RunResult r = sdk::child_result(sdk::run_child(sdk::child_spec(plan, "/"), free_sink), plan);
+  CHECK(free_sink.out == "forked\n");
+
+  sdk::ChildSpec spec = sdk::child_spec(plan, "/");
+  spec.filter = sdk::compile_denials({.no_subprocess = true});
+  Collect denied_sink;
+  r = sdk::child_result(sdk::run_child(spec, denied_sink), plan);
+  REQUIRE_FALSE(r.error);  // the shell itself was executed
+  CHECK(denied_sink.out.find("forked") == std::string::npos);
 }

@@ -14,6 +14,7 @@
 // The built-in `none` backend is exactly child_spec() → run_child() → child_result().
 #pragma once
 
+#include <linux/filter.h>
 #include <sys/resource.h>
 #include <cordon/backend.hpp>
 #include <cordon/export.hpp>
@@ -44,10 +45,23 @@ struct ChildSpec {
   /// child_supervision_supported() says the guard works here.
   bool guard = true;
   std::shared_ptr<StopToken> stop;  ///< watched while the command runs
+  /// A seccomp filter the command's process installs last, just before execve (with
+  /// no_new_privs): cordon/sdk/seccomp.hpp's compile_denials(), e.g. to prove
+  /// proc.no_subprocess. Empty: none.
+  std::vector<sock_filter> filter;
 };
 
 /// Where the child failed before the command started.
-enum class ChildStage { none = 0, chdir = 1, rlimit = 2, exec = 3, fork = 4, setup = 5, guard = 6 };
+enum class ChildStage {
+  none = 0,
+  chdir = 1,
+  rlimit = 2,
+  exec = 3,
+  fork = 4,
+  setup = 5,
+  guard = 6,
+  filter = 7  ///< ChildSpec::filter could not be installed
+};
 
 /// How a supervised run ended.
 struct ChildOutcome {

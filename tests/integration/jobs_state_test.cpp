@@ -330,8 +330,10 @@ TEST_CASE("jobs: a job that rewrites the next jobs' files for 10 s never changes
     ~StopWriter() { stop(); }
   } stop_writer{[&] { user_cordon({"job", "stop", writer_id, "--grace", "100ms"}); }};
   int runs = 0, leaks = 0;
+  // For 10 s and at least 6 jobs: a slow host (a sanitizer build) still gives the race as many
+  // chances, and no figure of this host's speed is asserted.
   auto end = std::chrono::steady_clock::now() + 10s;
-  while (std::chrono::steady_clock::now() < end) {
+  while (std::chrono::steady_clock::now() < end || runs < 6) {
     auto r = user_cordon({"job", "start", "--backend", "landlock", "--policy", victim,
                           "--workspace", ws.string(), "--", "sh", "-c",
                           "cat " + (secret / "key").string() + " 2>/dev/null; echo done"});
@@ -350,7 +352,6 @@ TEST_CASE("jobs: a job that rewrites the next jobs' files for 10 s never changes
   for (const auto& e : fs::directory_iterator(state))
     forged += slurp(e.path() / "policy.toml").find("forged") != std::string::npos;
   INFO(runs << " jobs; " << forged << " policy files rewritten by the sandbox");
-  CHECK(runs > 5);
   CHECK(leaks == 0);
   // The allowed twin: the secret is there to be read by a policy that grants it.
   auto twin = as_user({CORDON_CLI, "run", "--backend", "landlock", "--policy", victim,

@@ -12,8 +12,8 @@
 #include <optional>
 
 #include "probe_cache.hpp"
-#include "ruleset.hpp"
 #include "reductions.hpp"
+#include "ruleset.hpp"
 #include "support.hpp"
 
 using namespace cordon;

@@ -27,8 +27,8 @@ foreach(header IN LISTS CORDON_PROGRAM_HEADERS)
 endforeach()
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/core/include/cordon DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
   FILES_MATCHING PATTERN "*.hpp" ${CORDON_PROGRAM_HEADER_PATTERNS})
-install(FILES ${PROJECT_BINARY_DIR}/core/include/cordon/version.hpp
-  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/cordon)
+install(FILES ${PROJECT_BINARY_DIR}/core/include/cordon/sdk/version.hpp
+  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/cordon/sdk)
 install(EXPORT cordonTargets NAMESPACE cordon:: DESTINATION ${CORDON_INSTALL_CMAKEDIR})
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/cordonConfig.cmake.in
   ${PROJECT_BINARY_DIR}/cordonConfig.cmake

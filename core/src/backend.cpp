@@ -1,7 +1,7 @@
 // The non-virtual half of cordon::Backend: validation, timing, logging and capping.
-#include <cordon/backend.hpp>
+#include <cordon/sdk/backend.hpp>
 
-#include <cordon/log.hpp>
+#include <cordon/sdk/log.hpp>
 
 #include "capped_sink.hpp"
 
@@ -113,13 +113,18 @@ ProbeResult Backend::probe_for(const boost::json::object& settings) {
 ProbeResult Backend::do_probe_for(const boost::json::object&) { return probe(); }
 
 std::vector<Error> Backend::validate_settings(const boost::json::object& settings) {
-  return guarded([&] { return do_validate_settings(settings); },
-                 [this](const Thrown& thrown) {
-                   if (!thrown.errors.empty()) return thrown.errors;
-                   return std::vector<Error>{Error(
-                       code::kBadSettings,
-                       "backend '" + name() + "' failed to validate its settings: " + thrown.what)};
-                 });
+  std::lock_guard lock(validated_mutex_);
+  if (validated_settings_ && *validated_settings_ == settings) return validated_errors_;
+  validated_errors_ =
+      guarded([&] { return do_validate_settings(settings); },
+              [this](const Thrown& thrown) {
+                if (!thrown.errors.empty()) return thrown.errors;
+                return std::vector<Error>{Error(
+                    code::kBadSettings,
+                    "backend '" + name() + "' failed to validate its settings: " + thrown.what)};
+              });
+  validated_settings_ = settings;
+  return validated_errors_;
 }
 
 std::optional<Error> Backend::settings_error(const boost::json::object& settings) {

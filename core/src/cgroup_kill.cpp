@@ -1,8 +1,8 @@
 // Ending everything in a run's cgroup (SandboxCgroup::kill_all): for a backend whose command is
 // not in a pid namespace of its own, the group is what holds every process of the run.
 #include <signal.h>
-#include <cordon/owned_fd.hpp>
 #include <cordon/sdk/cgroup.hpp>
+#include <cordon/sdk/owned_fd.hpp>
 
 #include <chrono>
 #include <sstream>
@@ -11,14 +11,6 @@
 namespace cordon::sdk {
 
 namespace {
-
-// A zombie has ended: it only waits for its parent, and SIGKILL cannot end it further.
-bool is_zombie(pid_t pid) {
-  auto stat = read_text("/proc/" + std::to_string(pid) + "/stat");
-  if (!stat) return false;
-  auto paren = stat->rfind(')');
-  return paren != std::string::npos && paren + 2 < stat->size() && (*stat)[paren + 2] == 'Z';
-}
 
 // Sends SIGKILL to every live process `dir`'s cgroup.procs lists; how many there were.
 int kill_listed(const std::string& dir) {

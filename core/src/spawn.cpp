@@ -1,8 +1,8 @@
 // The caller's side of a supervised run: pipes, fork, streaming output, the report.
 #include <cordon/sdk/child.hpp>
+#include <cordon/sdk/pump.hpp>
 
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -10,6 +10,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <utility>
 
 #include "spawn_child.hpp"
 #include "spawn_guard.hpp"
@@ -19,6 +20,7 @@ namespace cordon::detail {
 using sdk::ChildOutcome;
 using sdk::ChildSpec;
 using sdk::ChildStage;
+using sdk::PumpEnd;
 
 namespace {
 
@@ -41,30 +43,6 @@ void close_fd(int& fd) {
   if (fd >= 0) ::close(fd);
   fd = -1;
 }
-
-// A write to a pipe whose reader is gone must not kill cordon: SIGPIPE is blocked in this
-// thread for the run, and a pending one is consumed before the mask is restored.
-class SigpipeGuard {
- public:
-  SigpipeGuard() {
-    sigset_t pipe_only;
-    sigemptyset(&pipe_only);
-    sigaddset(&pipe_only, SIGPIPE);
-    ::pthread_sigmask(SIG_BLOCK, &pipe_only, &old_);
-  }
-  ~SigpipeGuard() {
-    sigset_t pipe_only;
-    sigemptyset(&pipe_only);
-    sigaddset(&pipe_only, SIGPIPE);
-    timespec zero{0, 0};
-    while (::sigtimedwait(&pipe_only, nullptr, &zero) == SIGPIPE) {
-    }
-    ::pthread_sigmask(SIG_SETMASK, &old_, nullptr);
-  }
-
- private:
-  sigset_t old_;
-};
 
 timespec monotonic_deadline(std::chrono::steady_clock::time_point deadline) {
   auto left = deadline - std::chrono::steady_clock::now();
@@ -127,94 +105,31 @@ struct Pipes {
   }
 };
 
-// Streams stdout and stderr to the sink and feeds stdin until the supervisor's report and both
-// streams are complete.
-class Pump {
- public:
-  Pump(Pipes& p, const std::optional<std::string>& input, OutputSink& sink, pid_t supervisor,
-       std::shared_ptr<StopToken> stop)
-      : p_(p), input_(input.value_or("")), sink_(sink), supervisor_(supervisor), stop_(stop) {
-    if (p_.in[1] >= 0) ::fcntl(p_.in[1], F_SETFL, O_NONBLOCK);
-    if (input_.empty()) close_fd(p_.in[1]);
-  }
-
-  void run(int supervisor_gone_ms) {
-    while (p_.out[0] >= 0 || p_.err[0] >= 0 || p_.status[0] >= 0) {
-      pollfd fds[5];
-      int n = 0;
-      for (int fd : {p_.out[0], p_.err[0], p_.status[0]})
-        if (fd >= 0) fds[n++] = {fd, POLLIN, 0};
-      if (p_.in[1] >= 0) fds[n++] = {p_.in[1], POLLOUT, 0};
-      int wake = stop_ && !kill_requested && p_.status[0] >= 0 ? stop_->wake_fd() : -1;
-      if (wake >= 0) fds[n++] = {wake, POLLIN, 0};
-      // Once the supervisor is gone nothing can hold the pipes for long: stop waiting.
-      int timeout = p_.status[0] < 0                ? supervisor_gone_ms
-                    : stop_ && stop_->wake_fd() < 0 ? kStopPollMs
-                                                    : -1;
-      int ready = ::poll(fds, static_cast<nfds_t>(n), timeout);
-      if (wake >= 0 && ready > 0 && fds[n - 1].revents) {
-        stop_->drain_wake();
-        fds[n - 1].revents = 0;
-      }
-      bool interrupted = ready < 0 && errno == EINTR;
-      if (p_.status[0] >= 0) pass_stop_request();
-      if (interrupted) continue;
-      if (ready == 0 && p_.status[0] >= 0) continue;
-      if (ready <= 0) break;
-      for (int i = 0; i < n; ++i)
-        if (fds[i].revents) serve(fds[i].fd);
-    }
-  }
-  std::string report;
-  bool kill_requested = false;
-
- private:
-  static constexpr int kStopPollMs = 20;  // for a token without a wake-up descriptor
-
-  // The supervisor is our child until it has reported, so signalling it cannot hit a stranger.
-  void pass_stop_request() {
-    auto asked = stop_ ? stop_->requested() : StopToken::Level::none;
-    if (asked >= StopToken::Level::terminate && !terminated_) {
-      ::kill(supervisor_, kTerminateSignal);
-      terminated_ = true;
-    }
-    if (asked == StopToken::Level::kill && !kill_requested) {
-      ::kill(supervisor_, SIGTERM);
-      kill_requested = true;
-    }
-  }
-
-  void serve(int fd) {
-    if (fd == p_.in[1]) return feed();
-    char buf[65536];
-    ssize_t got = ::read(fd, buf, sizeof buf);
-    if (got < 0 && (errno == EINTR || errno == EAGAIN)) return;
-    if (got <= 0) {
-      close_fd(fd == p_.out[0] ? p_.out[0] : fd == p_.err[0] ? p_.err[0] : p_.status[0]);
-      return;
-    }
-    std::string_view chunk(buf, static_cast<std::size_t>(got));
-    if (fd == p_.status[0])
-      report.append(chunk);
-    else
-      sink_.write(fd == p_.out[0] ? Stream::out : Stream::err, chunk);
-  }
-
-  void feed() {
-    ssize_t put = ::write(p_.in[1], input_.data() + sent_, input_.size() - sent_);
-    if (put < 0 && (errno == EINTR || errno == EAGAIN)) return;
-    if (put > 0) sent_ += static_cast<std::size_t>(put);
-    if (put < 0 || sent_ == input_.size()) close_fd(p_.in[1]);  // done, or the reader is gone
-  }
-
-  Pipes& p_;
-  std::string input_;
-  std::size_t sent_ = 0;
-  OutputSink& sink_;
-  pid_t supervisor_;
-  std::shared_ptr<StopToken> stop_;
-  bool terminated_ = false;
-};
+// Streams the command's output, feeds its stdin and collects the supervisor's report. The
+// supervisor keeps the deadline; stop requests are passed to it (it is our child until we wait
+// for it, so the signal cannot hit a stranger). Once it has reported, nothing can hold the
+// pipes for long: they get 200 ms more.
+PumpEnd pump_child(Pipes& p, const ChildSpec& spec, OutputSink& sink, pid_t supervisor,
+                   std::string& report) {
+  sdk::Pump pump(sink);
+  pump.output(Stream::out, p.out[0]);
+  pump.output(Stream::err, p.err[0]);
+  if (p.in[1] >= 0) pump.input(std::exchange(p.in[1], -1), spec.stdin_data.value_or(""));
+  int status_fd = p.status[0];
+  pump.watch(status_fd, [status_fd, &report] {
+    char buf[256];
+    ssize_t got = ::read(status_fd, buf, sizeof buf);
+    if (got < 0 && (errno == EINTR || errno == EAGAIN)) return true;
+    if (got > 0) report.append(buf, static_cast<std::size_t>(got));
+    return got > 0;
+  });
+  sdk::PumpControl control;
+  control.stop = spec.stop;
+  control.terminate = [supervisor] { ::kill(supervisor, kTerminateSignal); };
+  control.kill = [supervisor] { ::kill(supervisor, SIGTERM); };
+  control.linger = std::chrono::milliseconds(200);
+  return pump.run(control);
+}
 
 ChildOutcome outcome_of(const std::string& bytes, int supervisor_status) {
   ChildOutcome out;
@@ -266,7 +181,6 @@ std::vector<std::string> exec_candidates(const std::string& program, const std::
 }
 
 ChildOutcome run_child(const ChildSpec& spec, OutputSink& sink) {
-  SigpipeGuard guard;
   Pipes pipes;
   ChildOutcome failed;
   if (!pipes.open(spec.stdin_data.has_value())) {
@@ -294,16 +208,16 @@ ChildOutcome run_child(const ChildSpec& spec, OutputSink& sink) {
   }
   if (supervisor == 0) run_supervisor(plan, fds);
   for (int* fd : {&pipes.in[0], &pipes.out[1], &pipes.err[1], &pipes.status[1]}) close_fd(*fd);
-  Pump pump(pipes, spec.stdin_data, sink, supervisor, spec.stop);
-  pump.run(200);
+  std::string report;
+  PumpEnd end = pump_child(pipes, spec, sink, supervisor, report);
   int status = 0;
   while (::waitpid(supervisor, &status, 0) < 0 && errno == EINTR) {
   }
-  ChildOutcome out = outcome_of(pump.report, status);
+  ChildOutcome out = outcome_of(report, status);
   // A command that ended on its own before the kill arrived was not stopped.
   bool ended_by_kill =
       out.wait_status && WIFSIGNALED(*out.wait_status) && WTERMSIG(*out.wait_status) == SIGKILL;
-  out.stopped = pump.kill_requested && (ended_by_kill || !out.wait_status);
+  out.stopped = end.stopped && (ended_by_kill || !out.wait_status);
   return out;
 }
 

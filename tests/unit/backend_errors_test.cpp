@@ -2,8 +2,8 @@
 // in the result; anything else it throws is the plugin's bug, under the generic code. And
 // Backend::run refuses bad settings itself, before the hook sees them.
 #include <catch2/catch.hpp>
-#include <cordon/backend.hpp>
-#include <cordon/capabilities.hpp>
+#include <cordon/sdk/backend.hpp>
+#include <cordon/sdk/capabilities.hpp>
 
 #include <stdexcept>
 
@@ -21,7 +21,7 @@ class ScriptedBackend final : public Backend {
  public:
   Act probe_act = Act::answer, run_act = Act::answer, settings_act = Act::answer,
       gc_act = Act::answer, preview_act = Act::answer;
-  int runs = 0;
+  int runs = 0, validations = 0;
 
   ScriptedBackend() : Backend(BackendContext{"scripted", nullptr, {}}) {}
 
@@ -44,6 +44,7 @@ class ScriptedBackend final : public Backend {
     return r;
   }
   std::vector<Error> do_validate_settings(const boost::json::object& settings) override {
+    ++validations;
     if (settings_act == Act::error)
       throw ErrorList({Error(code::kBadSettings, "'backends.scripted.a' is wrong", "fix a"),
                        Error(code::kBadSettings, "'backends.scripted.b' is wrong")});
@@ -126,16 +127,38 @@ TEST_CASE("run refuses settings that do not validate, naming every mistake", "[b
   CHECK(r.error->code() == code::kBadSettings);
   CHECK(b.runs == 1);  // the hook never saw them
 
-  b.settings_act = Act::error;  // an ErrorList: both kept, the first one's hint
-  CHECK(b.validate_settings(good).size() == 2);
-  auto combined = b.settings_error(good);
+  ScriptedBackend thrower;
+  thrower.settings_act = Act::error;  // an ErrorList: both kept, the first one's hint
+  CHECK(thrower.validate_settings(good).size() == 2);
+  auto combined = thrower.settings_error(good);
   REQUIRE(combined);
   CHECK(combined->message().find("'backends.scripted.a'") != std::string::npos);
   CHECK(combined->message().find("'backends.scripted.b'") != std::string::npos);
   CHECK(combined->hint() == "fix a");
-  b.settings_act = Act::other;
-  REQUIRE(b.validate_settings(good).size() == 1);
-  CHECK(b.validate_settings(good).front().code() == code::kBadSettings);
+  ScriptedBackend buggy;
+  buggy.settings_act = Act::other;
+  REQUIRE(buggy.validate_settings(good).size() == 1);
+  CHECK(buggy.validate_settings(good).front().code() == code::kBadSettings);
+}
+
+TEST_CASE("a run asks the plugin to validate its settings once", "[backend]") {
+  ScriptedBackend b;
+  Collect sink;
+  boost::json::object good;
+  good["fine"] = 1;
+  CHECK_FALSE(b.settings_error(good));
+  CHECK_FALSE(b.run(plan_with(good), sink).error);
+  CHECK(b.validations == 1);
+  boost::json::object other;
+  other["fine"] = 2;
+  CHECK_FALSE(b.run(plan_with(other), sink).error);
+  CHECK(b.validations == 2);  // other settings are checked afresh
+  boost::json::object bad;
+  bad["bad"] = 1;
+  CHECK(b.settings_error(bad));
+  CHECK(b.run(plan_with(bad), sink).error);
+  CHECK(b.validations == 3);
+  CHECK(b.runs == 2);
 }
 
 TEST_CASE("collect_garbage and preview keep a thrown cordon::Error's words", "[backend]") {

@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
+#include <cordon/sdk/owned_fd.hpp>
 
 #include <algorithm>
 #include <cctype>
@@ -63,13 +64,6 @@ inline std::vector<pid_t> all_pids() {
   return pids;
 }
 
-// A zombie has ended: it holds nothing and runs nothing.
-inline bool is_zombie(pid_t pid) {
-  std::string stat = slurp("/proc/" + std::to_string(pid) + "/stat");
-  auto paren = stat.rfind(')');
-  return paren != std::string::npos && paren + 2 < stat.size() && stat[paren + 2] == 'Z';
-}
-
 }  // namespace detail
 
 /// Live processes (zombies excluded) whose command line or environment contains `marker`; the
@@ -81,7 +75,7 @@ inline std::vector<pid_t> processes_marked(std::string_view marker) {
     const std::string dir = "/proc/" + std::to_string(pid);
     bool marked = detail::slurp(dir + "/cmdline").find(marker) != std::string::npos ||
                   detail::slurp(dir + "/environ").find(marker) != std::string::npos;
-    if (marked && !detail::is_zombie(pid)) found.push_back(pid);
+    if (marked && !cordon::is_zombie(pid)) found.push_back(pid);
   }
   return found;
 }
@@ -111,7 +105,7 @@ inline std::vector<pid_t> pid_namespace_members(ino_t ns) {
   std::vector<pid_t> found;
   if (ns == 0) return found;
   for (pid_t pid : detail::all_pids())
-    if (pid_namespace_of(pid) == ns && !detail::is_zombie(pid)) found.push_back(pid);
+    if (pid_namespace_of(pid) == ns && !cordon::is_zombie(pid)) found.push_back(pid);
   return found;
 }
 

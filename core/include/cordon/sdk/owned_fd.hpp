@@ -1,5 +1,6 @@
 // A file descriptor owned by one object, closed when it goes: what cordon's own code and its
-// backends hold descriptors in; and the plain read of a small file through one.
+// backends hold descriptors in; and the plain read of a small file through one (with the one
+// /proc question cordon's code and its test helper both ask: has a process ended?).
 #pragma once
 
 #include <fcntl.h>
@@ -56,6 +57,15 @@ inline std::optional<std::string> read_text(const std::string& path,
     text.append(buf, static_cast<std::size_t>(n));
   }
   return text;
+}
+
+/// True when `pid` is a zombie: it has ended and only waits for its parent (SIGKILL cannot end
+/// it further). False when it runs, or is gone.
+inline bool is_zombie(int pid) {
+  auto stat = read_text("/proc/" + std::to_string(pid) + "/stat");
+  if (!stat) return false;
+  auto paren = stat->rfind(')');
+  return paren != std::string::npos && paren + 2 < stat->size() && (*stat)[paren + 2] == 'Z';
 }
 
 }  // namespace cordon

@@ -12,12 +12,12 @@
 // no try/catch of its own around a hook.
 #pragma once
 
-#include <cordon/error.hpp>
-#include <cordon/export.hpp>
-#include <cordon/policy.hpp>
-#include <cordon/requirements.hpp>
-#include <cordon/result.hpp>
-#include <cordon/stop_token.hpp>
+#include <cordon/sdk/error.hpp>
+#include <cordon/sdk/export.hpp>
+#include <cordon/sdk/policy.hpp>
+#include <cordon/sdk/requirements.hpp>
+#include <cordon/sdk/result.hpp>
+#include <cordon/sdk/stop_token.hpp>
 
 #include <boost/json/object.hpp>
 
@@ -154,7 +154,8 @@ class CORDON_API Backend {
   ProbeResult probe_for(const boost::json::object& settings);
 
   /// Checks `settings` (the [backends.<name>] table); errors name the key path (CRD2015).
-  /// Never throws.
+  /// The answer for the last settings checked is kept, so dispatch, the runner and run() ask
+  /// the plugin once per run. Never throws.
   std::vector<Error> validate_settings(const boost::json::object& settings);
 
   /// validate_settings() as one CRD2015 error naming every mistake (the first one's hint), or
@@ -211,6 +212,9 @@ class CORDON_API Backend {
   BackendContext context_;
   std::once_flag probed_;
   ProbeResult probe_result_;
+  std::mutex validated_mutex_;
+  std::optional<boost::json::object> validated_settings_;  ///< the last settings checked
+  std::vector<Error> validated_errors_;                    ///< and what was wrong with them
 };
 
 }  // namespace cordon

@@ -286,11 +286,11 @@ void LandlockBackend::execute(const Plan& plan, OutputSink& sink, RunResult& res
   Pipes pipes(plan.stdin_data.has_value());
   UniqueFd ruleset = create_ruleset(p.rules);
   ChildSpec spec = make_spec(p, data, pipes, ruleset.get(), program, cgroup.get(), guard.keeper);
-  auto report = [&] {
-    return enforcement_report({plan, p.view, p.layout, p.rules, p.limits, p.identity, fresh_net});
-  };
+  // Before the start: made after it, it let the command's process come sooner only to poll
+  // longer for the keeper's tree (+0.3 ms of CPU per run, measured).
+  result.report =
+      enforcement_report({plan, p.view, p.layout, p.rules, p.limits, p.identity, fresh_net});
   if (plan.deadline && std::chrono::steady_clock::now() >= *plan.deadline) {
-    result.report = report();
     result.timed_out = true;
     result.notes.push_back("the deadline passed during the set-up: the command did not run");
     for (auto& note : p.view.notes) result.notes.push_back(note);
@@ -300,7 +300,6 @@ void LandlockBackend::execute(const Plan& plan, OutputSink& sink, RunResult& res
   // while the keeper finishes the tree, and waits for it; this returns once it has executed.
   Started started = start_command(spec, cgroup ? cgroup->clone_fd() : -1, guard.keeper);
   StartedGuard started_guard{started};
-  result.report = report();
   check_cached_settings(result);  // while the command runs
   for (auto* end : {&pipes.out.write, &pipes.err.write, &pipes.report.write, &pipes.input.read})
     end->reset();

@@ -70,7 +70,6 @@ void detach(const ChildSpec& s) noexcept {
 // Waits for the keeper's word (`kind`); a failure of the keeper is passed on as this one's.
 void wait_for_keeper(const ChildSpec& s, ChildReport::Kind kind) noexcept {
   ChildReport r;
-  child::spin_until_readable(s.keeper_socket);
   ssize_t n;
   do n = ::read(s.keeper_socket, &r, sizeof r);
   while (n < 0 && errno == EINTR);
@@ -96,7 +95,6 @@ void join_tree(const ChildSpec& s) noexcept {
 // Waits until cordon has reaped the entrant (its byte on handshake_fd); leaves if cordon closed
 // its end instead (it gave up on this sandbox, or died).
 void wait_for_reaped_entrant(const ChildSpec& s) noexcept {
-  child::spin_until_readable(s.handshake_fd);
   char byte = 0;
   ssize_t n;
   do n = ::read(s.handshake_fd, &byte, 1);

@@ -53,27 +53,6 @@ inline void reset_signals() noexcept {
   unblock_signals();
 }
 
-/// How long a hand-over of the set-up (between cordon, the keeper and the command's process) is
-/// polled for before the waiter blocks. They come within a fraction of a millisecond; a process
-/// that blocks lets its CPU idle, and waking an idle (virtual) CPU can cost more than the wait.
-inline constexpr long kHandOverSpinUs = 400;
-
-/// Polls `fd` (a socket, pipe or pidfd) until it is readable or `spin_us` has passed, yielding
-/// the CPU between tries; the caller then reads (or waits) as it would have, blocking if need be.
-inline void spin_until_readable(int fd, long spin_us = kHandOverSpinUs) noexcept {
-  timespec start{};
-  ::clock_gettime(CLOCK_MONOTONIC, &start);
-  for (;;) {
-    pollfd p{fd, POLLIN, 0};
-    if (::poll(&p, 1, 0) != 0) return;  // readable, hung up, or an error the read will see
-    timespec now{};
-    ::clock_gettime(CLOCK_MONOTONIC, &now);
-    long elapsed = (now.tv_sec - start.tv_sec) * 1000000L + (now.tv_nsec - start.tv_nsec) / 1000;
-    if (elapsed >= spin_us) return;
-    ::sched_yield();
-  }
-}
-
 /// Copies `src` into `dst` (size `cap`), always terminated; truncates.
 inline void copy(char* dst, std::size_t cap, const char* src) noexcept {
   if (cap == 0) return;

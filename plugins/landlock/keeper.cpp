@@ -133,7 +133,6 @@ std::optional<ChildReport> await_keeper(Keeper& keeper) noexcept {
   msg.msg_iovlen = 1;
   msg.msg_control = control;
   msg.msg_controllen = sizeof control;
-  child::spin_until_readable(keeper.socket.get());
   ssize_t n;
   do n = ::recvmsg(keeper.socket.get(), &msg, MSG_CMSG_CLOEXEC);
   while (n < 0 && errno == EINTR);

@@ -142,7 +142,6 @@ void make_namespaces(const KeeperArgs& a) noexcept {
 void build_tree(const KeeperArgs& a) noexcept {
   int socket = a.socket;
   char go = 0;
-  child::spin_until_readable(socket);
   ssize_t n;
   do n = ::read(socket, &go, 1);
   while (n < 0 && errno == EINTR);

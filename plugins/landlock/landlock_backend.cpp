@@ -178,7 +178,6 @@ struct ChildData {
   std::vector<std::string> env, args, candidates;
   std::vector<char*> envp, argv;
   std::string uid_map, gid_map;
-  std::array<int, kKeeperNamespaces> ns_fds{}, ns_types{};
 
   ChildData(const Plan& plan, const Prepared& p)
       : env(environment(plan, p.layout)),
@@ -205,36 +204,30 @@ struct Pipes {
   }
 };
 
-ChildSpec make_spec(const Prepared& p, ChildData& d, const Pipes& pipes, int ruleset_fd,
+ChildSpec make_spec(const Prepared& p, const ChildData& d, const Pipes& pipes, int ruleset_fd,
                     const SeccompProgram& program, const sdk::SandboxCgroup* cgroup,
                     const Keeper& keeper) {
   ChildSpec spec;
-  int joined = 0;  // the mount namespace is joined by the command's process, later
-  for (std::size_t i = 0; i < static_cast<std::size_t>(keeper.ns_count); ++i) {
-    if (keeper.ns_types[i] == CLONE_NEWNS) {
-      spec.mnt_ns_fd = keeper.ns[i].get();
-      continue;
+  for (int i = 0; i < keeper.ns_count; ++i) {
+    auto k = static_cast<std::size_t>(i);
+    if (keeper.ns_types[k] == CLONE_NEWNS) {  // joined later, once the keeper has switched root
+      spec.mnt_ns_fd = keeper.ns[k].get();
+    } else if (spec.ns_count < kJoinedNamespaces) {
+      spec.ns_fds[spec.ns_count] = keeper.ns[k].get();
+      spec.ns_types[spec.ns_count++] = keeper.ns_types[k];
     }
-    d.ns_fds[static_cast<std::size_t>(joined)] = keeper.ns[i].get();
-    d.ns_types[static_cast<std::size_t>(joined++)] = keeper.ns_types[i];
   }
-  spec.ns_fds = d.ns_fds.data();
-  spec.ns_types = d.ns_types.data();
-  spec.ns_count = joined;
-  if (cgroup && cgroup->clone_fd() < 0) {
-    spec.cgroup_tasks = cgroup->task_fds();
-    spec.cgroup_task_count = 3;
-    spec.cgroup_leave_fd = cgroup->leave_fd();
-  }
+  if (cgroup && cgroup->clone_fd() < 0)
+    for (int i = 0; i < 3; ++i) spec.cgroup_tasks[i] = cgroup->task_fds()[i];
   spec.uid = p.identity.uid;
   spec.gid = p.identity.gid;
   spec.drop_groups = p.identity.parent_writes_maps;
   spec.keeper_socket = keeper.socket.get();
+  spec.filter = &program;
   spec.filter_in_entrant = !program.no_subprocess;
   spec.workspace = p.layout.workspace.c_str();
   spec.ruleset_fd = ruleset_fd;
   spec.ruleset = &p.rules;
-  spec.filter = &program;
   spec.rlimits = &p.limits.rlimits;
   spec.argv = d.argv.data();
   spec.envp = d.envp.data();
@@ -291,14 +284,10 @@ void LandlockBackend::execute(const Plan& plan, OutputSink& sink, RunResult& res
   if (!p.limits.cgroup.empty())
     cgroup = std::make_unique<sdk::SandboxCgroup>(facts_.cgroups, p.limits.cgroup);
   Pipes pipes(plan.stdin_data.has_value());
-  ChildSpec spec = make_spec(p, data, pipes, -1, program, cgroup.get(), guard.keeper);
-  bool nproc = std::any_of(p.limits.rlimits.begin(), p.limits.rlimits.end(),
-                           [](const RlimitSpec& r) { return r.resource == RLIMIT_NPROC; });
-  // The entrant joins the namespaces and loads the filter while the rest is made; the command's
-  // process sets itself up while the tree is finished, and waits for it.
-  Launch launch(spec, cgroup ? cgroup->clone_fd() : -1, nproc && !facts_.root);
   UniqueFd ruleset = create_ruleset(p.rules);
-  spec.ruleset_fd = ruleset.get();
+  ChildSpec spec = make_spec(p, data, pipes, ruleset.get(), program, cgroup.get(), guard.keeper);
+  // Before the start: made after it, it let the command's process come sooner only to poll
+  // longer for the keeper's tree (+0.3 ms of CPU per run, measured).
   result.report =
       enforcement_report({plan, p.view, p.layout, p.rules, p.limits, p.identity, fresh_net});
   if (plan.deadline && std::chrono::steady_clock::now() >= *plan.deadline) {
@@ -307,7 +296,9 @@ void LandlockBackend::execute(const Plan& plan, OutputSink& sink, RunResult& res
     for (auto& note : p.view.notes) result.notes.push_back(note);
     return;
   }
-  Started started = launch.start(std::exchange(guard.keeper, Keeper{}));
+  // The entrant joins the namespaces and loads the filter, the command's process sets itself up
+  // while the keeper finishes the tree, and waits for it; this returns once it has executed.
+  Started started = start_command(spec, cgroup ? cgroup->clone_fd() : -1, guard.keeper);
   StartedGuard started_guard{started};
   check_cached_settings(result);  // while the command runs
   for (auto* end : {&pipes.out.write, &pipes.err.write, &pipes.report.write, &pipes.input.read})

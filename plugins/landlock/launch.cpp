@@ -3,16 +3,17 @@
 
 #include <cordon/sdk/error.hpp>
 
-#include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <utility>
 
@@ -26,7 +27,7 @@ constexpr std::size_t kStack = 64 * 1024;
 
 int entrant_entry(void* spec) { run_entrant(*static_cast<const ChildSpec*>(spec)); }
 
-// A page shared with the entrant even when it does not share cordon's memory.
+// A page shared with the entrant even when it is forked: it writes the command's pid here.
 struct SharedPid {
   pid_t* pid = static_cast<pid_t*>(
       ::mmap(nullptr, sizeof(pid_t), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0));
@@ -35,102 +36,79 @@ struct SharedPid {
   }
 };
 
+// Every signal blocked on this thread while the sandbox's processes may run on its memory.
+struct BlockSignals {
+  sigset_t old;
+  BlockSignals() {
+    sigset_t all;
+    ::sigfillset(&all);
+    ::pthread_sigmask(SIG_SETMASK, &all, &old);
+  }
+  ~BlockSignals() { ::pthread_sigmask(SIG_SETMASK, &old, nullptr); }
+};
+
 Error spawn_error(const std::string& what, int err) {
   return Error(code::kIsolationFailed, "spawn: " + what + ": " + std::strerror(err),
                "the command did not run");
 }
 
-// The entrant with memory of its own: to be cloned into a v2 cgroup, or to leave before the
-// command's process runs (counts_entrant).
-pid_t fork_entrant(const ChildSpec& spec, int cgroup_fd) {
-  int pidfd = -1;
-  pid_t pid = clone_sandbox(0, cgroup_fd, &pidfd);
-  if (pid == 0) run_entrant(spec);
-  if (pidfd >= 0) ::close(pidfd);
-  return pid;
+// The entrant runs on cordon's memory (CLONE_VM | CLONE_VFORK: no page tables copied, and this
+// thread is held until it has exited), except where it must be born in a v2 group, which only
+// clone3 does, forked. Its descriptor table is its own either way. Returns its pid or -errno.
+pid_t start_entrant(const ChildSpec& spec, int cgroup_fd, char* stack_top) {
+  if (cgroup_fd >= 0) {
+    int pidfd = -1;
+    pid_t pid = clone_sandbox(kCloneClearSighand, cgroup_fd, &pidfd);
+    if (pid == 0) run_entrant(spec);
+    if (pidfd >= 0) ::close(pidfd);
+    return pid;
+  }
+  pid_t pid = ::clone(entrant_entry, stack_top, CLONE_VM | CLONE_VFORK | SIGCHLD,
+                      const_cast<ChildSpec*>(&spec));
+  return pid < 0 ? -errno : pid;
 }
 
 }  // namespace
 
-struct Launch::Resources {
+// Until the command has executed, its process may run on this memory, this thread's errno
+// included: so every signal stays blocked here (no EINTR), nothing below reads errno, and
+// nothing of cordon runs but this thread's waits.
+Started start_command(ChildSpec& spec, int cgroup_fd, Keeper& keeper) {
   SharedPid shared;
-  std::unique_ptr<char[]> command_stack{new char[kStack]};  // not zeroed: a few pages are used
-  std::unique_ptr<char[]> entrant_stack;
-  Pipe reaped;   ///< counts_entrant: written once the entrant is reaped
-  Pipe proceed;  ///< the early entrant's go-ahead
-};
-
-// The early entrant shares cordon's memory (no page tables copied, no page copied on write)
-// and its descriptor table, so that what cordon makes after it started (the ruleset, ...) is
-// there when it clones the command's process. Signals stay blocked until it has reset their
-// handlers, which would otherwise run on cordon's memory. It runs only code that allocates
-// nothing and keeps errno untouched but on failure, after which it reports and leaves.
-Launch::Launch(ChildSpec& spec, int cgroup_fd, bool counts_entrant)
-    : spec_(spec), cgroup_fd_(cgroup_fd), r_(std::make_unique<Resources>()) {
-  if (r_->shared.pid == MAP_FAILED) throw spawn_error("cannot map a page", errno);
-  *r_->shared.pid = 0;
-  spec_.command_pid = r_->shared.pid;
-  spec_.stack = r_->command_stack.get();
-  spec_.stack_size = kStack;
-  if (counts_entrant) {
-    r_->reaped = make_pipe();
-    spec_.reaped_fd = r_->reaped.read.get();
-  }
-  if (cgroup_fd >= 0 || counts_entrant) return;  // forked in start()
-  r_->proceed = make_pipe();
-  spec_.proceed_fd = r_->proceed.read.get();
-  spec_.cordon_pid = ::getpid();
-  r_->entrant_stack.reset(new char[kStack]);
-  dumpable_ = ::prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
-  sigset_t all, old;
-  ::sigfillset(&all);
-  ::pthread_sigmask(SIG_SETMASK, &all, &old);
-  pid_t pid = ::clone(entrant_entry, r_->entrant_stack.get() + kStack,
-                      CLONE_VM | CLONE_FILES | SIGCHLD, &spec_);
-  int err = errno;
-  ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
-  if (pid < 0) throw spawn_error("cannot start the sandbox's entrant", err);
-  entrant_ = pid;
-  early_ = true;
-}
-
-Launch::~Launch() {
-  if (entrant_ <= 0) return;
-  ::kill(entrant_, SIGKILL);  // it runs on this memory: gone before the memory is
-  while (::waitpid(entrant_, nullptr, 0) < 0 && errno == EINTR) {
-  }
-}
-
-Started Launch::start(Keeper keeper) {
+  if (shared.pid == MAP_FAILED) throw spawn_error("cannot map a page", errno);
+  *shared.pid = 0;
+  std::unique_ptr<char[]> stacks(new char[2 * kStack]);  // not zeroed: a few pages are used
+  int pair[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0)
+    throw spawn_error("cannot create a socket pair", errno);
+  UniqueFd ours(pair[0]), theirs(pair[1]);
+  spec.handshake_fd = theirs.get();
+  spec.command_pid = shared.pid;
+  spec.stack = stacks.get();
+  spec.stack_size = kStack;
+  const int dumpable = ::prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
   int status = 0;
-  pid_t entrant = std::exchange(entrant_, -1);
-  if (early_) {
-    // The command's process, cloned next, shares this memory until it executes.
-    char go = 1;
-    [[maybe_unused]] ssize_t n = ::write(r_->proceed.write.get(), &go, 1);  // or it has failed
-  } else {
-    entrant = fork_entrant(spec_, cgroup_fd_);
-    if (entrant < 0) {
-      discard_keeper(keeper);
-      throw spawn_error("cannot start the sandbox's entrant", -entrant);
-    }
-  }
-  while (::waitpid(entrant, &status, 0) < 0 && errno == EINTR) {
-  }
-  // The identity change of the command's process made the shared memory non-dumpable; it has
-  // executed (or failed) by now.
-  if (early_ && dumpable_ >= 0) ::prctl(PR_SET_DUMPABLE, dumpable_, 0, 0, 0);
-  if (r_->reaped.write) {
+  {
+    BlockSignals blocked;  // also keeps cordon's handlers out of the entrant until it resets them
+    pid_t entrant = start_entrant(spec, cgroup_fd, stacks.get() + 2 * kStack);
+    if (entrant < 0) throw spawn_error("cannot start the sandbox's entrant", -entrant);
+    theirs.reset();                  // the entrant's copy and the command's are the only ones left
+    ::waitpid(entrant, &status, 0);  // no signal can interrupt it
+    // Reaped: it no longer counts in the sandbox's pids group or RLIMIT_NPROC.
     char byte = 1;
-    [[maybe_unused]] ssize_t n = ::write(r_->reaped.write.get(), &byte, 1);
+    [[maybe_unused]] ssize_t n = ::send(ours.get(), &byte, 1, MSG_NOSIGNAL);
+    while (::read(ours.get(), &byte, 1) > 0) {
+    }  // end of file: the command executed, or its process is gone
   }
+  // The identity change of the command's process made the shared memory non-dumpable.
+  if (dumpable >= 0) ::prctl(PR_SET_DUMPABLE, dumpable, 0, 0, 0);
   Started s;
-  s.keeper = std::move(keeper);
+  s.keeper = std::exchange(keeper, Keeper{});
   // Joined (or failed): the namespaces are the keeper's and the sandbox's alone from now on, so
   // the keeper's death tears them down, while cordon tidies up, instead of cordon's last close.
   for (auto& ns : s.keeper.ns) ns.reset();
   s.keeper.socket.reset();
-  s.pid = *r_->shared.pid;
+  s.pid = *shared.pid;
   if (s.pid <= 0) {  // the entrant failed: its report says why
     s.pid = -1;
     s.entrant_status = status;

@@ -39,10 +39,10 @@ int drop_capabilities() noexcept {
 // Joins the v1 groups before anything else (and before the identity change, after which a
 // non-root cordon's descriptor would no longer be allowed to move this process).
 void join_cgroups(const ChildSpec& s) noexcept {
-  for (int i = 0; i < s.cgroup_task_count; ++i) {
-    if (s.cgroup_tasks[i] < 0) continue;
+  for (int fd : s.cgroup_tasks) {
+    if (fd < 0) continue;
     ssize_t n;
-    do n = ::write(s.cgroup_tasks[i], "0", 1);
+    do n = ::write(fd, "0", 1);
     while (n < 0 && errno == EINTR);
     if (n != 1) setup_failed(s, "cgroup", "cannot join the sandbox's group", "", errno);
   }
@@ -70,7 +70,6 @@ void detach(const ChildSpec& s) noexcept {
 // Waits for the keeper's word (`kind`); a failure of the keeper is passed on as this one's.
 void wait_for_keeper(const ChildSpec& s, ChildReport::Kind kind) noexcept {
   ChildReport r;
-  child::spin_until_readable(s.keeper_socket);
   ssize_t n;
   do n = ::read(s.keeper_socket, &r, sizeof r);
   while (n < 0 && errno == EINTR);
@@ -93,15 +92,14 @@ void join_tree(const ChildSpec& s) noexcept {
     setup_failed(s, "mount namespace", "cannot join the sandbox's", "", errno);
 }
 
-// Waits for cordon's byte on `fd`; leaves with `status` if cordon closed it instead (it gave up
-// on this sandbox, or died).
-void wait_for_cordon(int fd, int status) noexcept {
-  child::spin_until_readable(fd);
+// Waits until cordon has reaped the entrant (its byte on handshake_fd); leaves if cordon closed
+// its end instead (it gave up on this sandbox, or died).
+void wait_for_reaped_entrant(const ChildSpec& s) noexcept {
   char byte = 0;
   ssize_t n;
-  do n = ::read(fd, &byte, 1);
+  do n = ::read(s.handshake_fd, &byte, 1);
   while (n < 0 && errno == EINTR);
-  if (n != 1) ::_exit(status);
+  if (n != 1) ::_exit(kSetupFailed);
 }
 
 void enter_tree(const ChildSpec& s) noexcept {
@@ -140,9 +138,6 @@ void setup_stdio(const ChildSpec& s) noexcept {
 
 int command_main(void* arg) noexcept {
   const auto& s = *static_cast<const ChildSpec*>(arg);
-  // Cordon's end of the report pipe: with it gone, a failed write of a report, or become()'s
-  // poll, tells that cordon died.
-  ::close(s.report_peer_fd);
   become(s);
   detach(s);
   setup_stdio(s);
@@ -165,7 +160,7 @@ int command_main(void* arg) noexcept {
   wait_for_keeper(s, ChildReport::Kind::sealed);
   if (::chdir(s.workspace) != 0)
     setup_failed(s, "mount namespace", "enter the workspace", s.workspace, errno);
-  if (s.reaped_fd >= 0) wait_for_cordon(s.reaped_fd, kSetupFailed);  // the entrant is reaped
+  wait_for_reaped_entrant(s);
   exec_command(s);
 }
 
@@ -193,15 +188,10 @@ void send_report(int fd, const ChildReport& report) noexcept {
 }
 
 void run_entrant(const ChildSpec& s) noexcept {
-  child::reset_signals();  // cordon's handlers must never run in here
-  if (s.proceed_fd < 0) {
-    ::close(s.report_peer_fd);  // its own descriptor table: no reader but cordon
-  } else {
-    // Sharing cordon's descriptors, it would never read end-of-file on proceed_fd once cordon
-    // is gone.
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-    if (::getppid() != s.cordon_pid) ::_exit(0);
-  }
+  child::reset_signals();  // ignored ones too: the command must not inherit them
+  // Cordon's end of the report pipe: with it gone, a failed write of a report, or become()'s
+  // poll, tells that cordon died.
+  ::close(s.report_peer_fd);
   join_cgroups(s);
   for (int i = 0; i < s.ns_count; ++i)
     if (::setns(s.ns_fds[i], s.ns_types[i]) != 0)
@@ -209,17 +199,10 @@ void run_entrant(const ChildSpec& s) noexcept {
   join_tree(s);
   if (s.filter_in_entrant)
     if (int err = load_filter(*s.filter); err != 0) setup_failed(s, "seccomp", "load", "", -err);
-  if (s.proceed_fd >= 0) wait_for_cordon(s.proceed_fd, 0);  // the set-up is complete
-  // Sharing cordon's memory, this process waits until the command has been executed (or has
-  // failed); with memory of its own, it leaves that to the command's process.
-  int wait = s.reaped_fd < 0 ? CLONE_VFORK : 0;
-  pid_t pid = ::clone(command_main, s.stack + s.stack_size,
-                      CLONE_VM | wait | CLONE_PARENT | SIGCHLD, const_cast<ChildSpec*>(&s));
+  // Not CLONE_VFORK: the command's process waits for this one to be reaped, not the other way.
+  pid_t pid = ::clone(command_main, s.stack + s.stack_size, CLONE_VM | CLONE_PARENT | SIGCHLD,
+                      const_cast<ChildSpec*>(&s));
   if (pid < 0) setup_failed(s, "spawn", "cannot start the command's process", "", errno);
-  // Out of the sandbox's pids group, so as not to count against its limit until it is reaped.
-  if (s.cgroup_leave_fd >= 0) {
-    [[maybe_unused]] ssize_t n = ::write(s.cgroup_leave_fd, "0", 1);
-  }
   *s.command_pid = pid;
   ::_exit(0);
 }

@@ -49,59 +49,58 @@ ChildReport make_report(ChildReport::Kind kind, int err, const char* mechanism, 
 /// Writes `report` whole to a pipe or socket (retrying on EINTR).
 void send_report(int fd, const ChildReport& report) noexcept;
 
-/// Everything the command's process needs, prepared by cordon before the fork.
+/// The keeper's namespaces the entrant joins with setns, the mount namespace aside: user, pid,
+/// IPC, UTS and, when the keeper made one, network.
+inline constexpr int kJoinedNamespaces = 5;
+
+/// Everything the entrant and the command's process need, prepared by cordon before the fork.
 struct ChildSpec {
-  // namespaces and identity
-  const int* ns_fds = nullptr;    ///< the keeper's namespaces but the mount namespace, joined
-  const int* ns_types = nullptr;  ///< in order by the entrant (user first); CLONE_NEW* of each
+  // The entrant: the groups, the namespaces, the filter.
+  int cgroup_tasks[3] = {-1, -1, -1};    ///< v1: `tasks` descriptors written "0" to (-1: none)
+  int ns_fds[kJoinedNamespaces] = {};    ///< joined in order (user first)
+  int ns_types[kJoinedNamespaces] = {};  ///< CLONE_NEW* of each
   int ns_count = 0;
-  int mnt_ns_fd = -1;  ///< joined by the entrant once the keeper has switched root (pivoted)
-  const int* cgroup_tasks = nullptr;  ///< v1: `tasks` descriptors written "0" to, first
-  int cgroup_task_count = 0;
-  int cgroup_leave_fd = -1;  ///< v1: written "0" to by the entrant before it exits (leave_fd)
+  int mnt_ns_fd = -1;      ///< joined once the keeper has switched root (pivoted)
+  int keeper_socket = -1;  ///< the keeper's word comes here (pivoted, built, sealed)
+  const SeccompProgram* filter = nullptr;
+  /// The entrant loads the filter, which the command's process inherits, when the filter lets
+  /// it start that process; under proc.no_subprocess the command's process loads it last.
+  bool filter_in_entrant = false;
+  // The command's process: identity, the tree, Landlock, limits.
   uid_t uid = 0;
   gid_t gid = 0;
   bool drop_groups = false;  ///< setgroups(0): only possible when cordon is root
-  // the tree (the keeper builds it), working directory, Landlock, seccomp, limits
-  int keeper_socket = -1;  ///< the keeper's word comes here once the tree is built
   const char* workspace = "";
   int ruleset_fd = -1;
   const RulesetPlan* ruleset = nullptr;
-  const SeccompProgram* filter = nullptr;
   const std::vector<RlimitSpec>* rlimits = nullptr;
-  // the command
+  // The command.
   char* const* argv = nullptr;
   char* const* envp = nullptr;
   const std::vector<std::string>* candidates = nullptr;  ///< paths execve tries, in order
   int stdin_fd = -1;
   int stdout_fd = -1;
   int stderr_fd = -1;
-  int report_fd = -1;            ///< close-on-exec: cordon reads end-of-file once the command runs
-  int report_peer_fd = -1;       ///< cordon's end of that pipe, closed by the command's process
-  pid_t* command_pid = nullptr;  ///< shared with cordon: the entrant puts the command's pid here
-  char* stack = nullptr;         ///< for the command's process (it shares the entrant's memory)
+  int report_fd = -1;       ///< close-on-exec: cordon reads end-of-file once the command runs
+  int report_peer_fd = -1;  ///< cordon's end of that pipe, closed by the entrant
+  // Set by start_command (launch.hpp).
+  /// The command's end of a socket pair, close-on-exec: cordon sends a byte once it has reaped
+  /// the entrant, which the command's process reads before execve; cordon then waits for its
+  /// end-of-file, the command executed (or its process gone).
+  int handshake_fd = -1;
+  pid_t* command_pid = nullptr;  ///< a shared page: the entrant puts the command's pid here
+  char* stack = nullptr;         ///< for the command's process, on the entrant's memory
   std::size_t stack_size = 0;
-  /// -1: the entrant shares cordon's memory and waits until the command is executed. Else the
-  /// entrant has memory of its own and leaves at once, and the command's process waits on this
-  /// descriptor before it executes the command, until cordon has reaped the entrant: the
-  /// entrant counts in the namespace's RLIMIT_NPROC until then.
-  int reaped_fd = -1;
-  /// The entrant loads the seccomp filter, which the command's process inherits: loading one
-  /// takes ~0.1 ms, which the entrant spends while the keeper builds the tree. Only when the
-  /// filter lets it start the command's process (it refuses new processes when the policy
-  /// does); else the command's process loads it.
-  bool filter_in_entrant = false;
-  /// >= 0: the entrant shares cordon's descriptor table and was started before the set-up was
-  /// complete (launch.hpp); it reads a byte here before it starts the command's process (end of
-  /// file: cordon gave up).
-  int proceed_fd = -1;
-  pid_t cordon_pid = -1;  ///< with proceed_fd: the entrant dies with cordon (it is its parent)
 };
 
-/// The entrant: joins the v1 groups and the keeper's namespaces, starts the command's process
-/// (identity, die-with-cordon, cgroup namespace, session, stdio; once the keeper has built the
-/// tree: workspace, rules, limits, Landlock, no capabilities, seccomp and exec), stores its pid
-/// once that has executed or failed, and exits.
+/// The entrant, cloned by cordon (on cordon's memory, or forked into a v2 group; its own
+/// descriptor table either way): joins the v1 groups and the keeper's namespaces, makes the
+/// cgroup namespace, joins the mount namespace once the keeper has switched root, loads the
+/// filter, and starts the command's process as cordon's child (CLONE_PARENT, on the entrant's
+/// memory); stores its pid and exits. The command's process takes the identity, sets itself up
+/// once the keeper has built the tree, waits until the keeper has sealed it and cordon has
+/// reaped the entrant (which counts in the sandbox's pids group and RLIMIT_NPROC until then),
+/// and executes the command.
 [[noreturn]] void run_entrant(const ChildSpec& spec) noexcept;
 
 }  // namespace cordon::landlock

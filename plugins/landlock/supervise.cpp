@@ -128,7 +128,6 @@ void reap_keeper(Started& started, Outcome& out) noexcept {
   if (!started.keeper) return;
   send_signal(started.keeper.pidfd.get(), SIGKILL);
   rusage usage{};
-  child::spin_until_readable(started.keeper.pidfd.get());  // readable once it has exited
   while (::wait4(started.keeper.pid, nullptr, 0, &usage) < 0 && errno == EINTR) {
   }
   add_usage(out.usage, usage);

@@ -2,10 +2,10 @@
 // entry's JSON form, and a file only its owner can write, in a directory that is cordon's own.
 #include <cordon/sdk/probe_cache.hpp>
 
-#include <cordon/error.hpp>
 #include <cordon/load_hook.hpp>
-#include <cordon/owned_fd.hpp>
-#include <cordon/private_dir.hpp>
+#include <cordon/sdk/error.hpp>
+#include <cordon/sdk/owned_fd.hpp>
+#include <cordon/sdk/private_dir.hpp>
 
 #include <fcntl.h>
 #include <sys/stat.h>

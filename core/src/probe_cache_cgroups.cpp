@@ -1,8 +1,8 @@
 // probe_cgroups()' answer in a cached probe (cordon/sdk/probe_cache.hpp): its JSON form, and
 // whether the directories it names are where discovery would find them now. Root makes groups
 // in them and writes their limits, so a forged entry must not point it elsewhere.
-#include <cordon/owned_fd.hpp>
-#include <cordon/path_guard.hpp>
+#include <cordon/sdk/owned_fd.hpp>
+#include <cordon/sdk/path_guard.hpp>
 #include <cordon/sdk/probe_cache.hpp>
 
 #include <linux/magic.h>

@@ -4,9 +4,9 @@
 // believes of an entry's facts (no cached failure or "cannot") is the backend's: the landlock
 // tests forge those (plugins/landlock/tests/probe_cache_test.cpp).
 #include <catch2/catch.hpp>
-#include <cordon/error.hpp>
-#include <cordon/result.hpp>
+#include <cordon/sdk/error.hpp>
 #include <cordon/sdk/probe_cache.hpp>
+#include <cordon/sdk/result.hpp>
 
 #include <fcntl.h>
 #include <sys/stat.h>

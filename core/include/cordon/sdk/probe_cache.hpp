@@ -31,9 +31,9 @@
 //   else if (facts = probe_now(); cache && facts.usable) cache->store(encode(facts));
 #pragma once
 
-#include <cordon/export.hpp>
-#include <cordon/result.hpp>
 #include <cordon/sdk/cgroup.hpp>
+#include <cordon/sdk/export.hpp>
+#include <cordon/sdk/result.hpp>
 
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>

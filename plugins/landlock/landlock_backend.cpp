@@ -69,25 +69,25 @@ std::unique_ptr<Backend> make_backend(const BackendContext& context) {
 }
 
 ProbeResult LandlockBackend::do_probe() {
-  cache_file_ = probe_cache_file(context().state_dir);
-  std::string fingerprint = cache_file_ ? probe_fingerprint() : std::string();
+  cache_ = open_probe_cache(context().state_dir);
   std::chrono::system_clock::time_point proven_at;
   std::string settings;
-  auto cached = cache_file_ ? load_probe_cache(*cache_file_, fingerprint, &proven_at, &settings)
-                            : std::optional<ProbeFacts>();
+  auto cached =
+      cache_ ? load_probe_cache(*cache_, &proven_at, &settings) : std::optional<ProbeFacts>();
   if (cached) cached_settings_ = settings;
   facts_ = cached ? *cached : gather_probe_facts(build_filter({}));
   ProbeResult result = probe_result(facts_);
   if (cached) {
     auto age = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now() -
                                                                 proven_at);
-    result.facts.push_back("probe proven " + std::to_string(age.count()) +
-                           " s ago by an earlier cordon process on this boot, under the same "
-                           "kernel settings (kept up to " +
-                           std::to_string(kProbeCacheTtl.count()) +
-                           " min; CORDON_PROBE_CACHE=off probes every time)");
-  } else if (cache_file_ && result.available && facts_.failure.empty()) {
-    store_probe_cache(*cache_file_, facts_, fingerprint, kernel_settings());
+    result.facts.push_back(
+        "probe proven " + std::to_string(age.count()) +
+        " s ago by an earlier cordon process on this boot, under the same kernel settings (kept "
+        "up to " +
+        std::to_string(std::chrono::duration_cast<std::chrono::minutes>(cache_->ttl()).count()) +
+        " min; CORDON_PROBE_CACHE=off probes every time)");
+  } else if (cache_ && result.available && facts_.failure.empty()) {
+    store_probe_cache(*cache_, facts_, kernel_settings());
   }
   for (const auto& line : result.facts) cordon::log::debug(log(), "landlock probe: " + line);
   return result;
@@ -99,15 +99,15 @@ std::vector<Error> LandlockBackend::do_validate_settings(const boost::json::obje
 
 // The check is made once per process; a change drops the entry, so the next process probes.
 void LandlockBackend::check_cached_settings(RunResult& result) noexcept {
-  if (!cached_settings_ || !cache_file_ || settings_checked_.exchange(true)) return;
+  if (!cached_settings_ || !cache_ || settings_checked_.exchange(true)) return;
   try {
     if (kernel_settings() == *cached_settings_) return;
-    drop_probe_cache(*cache_file_);
+    cache_->drop();
     result.notes.push_back(
         "the kernel's namespace or seccomp settings changed since the cached probe; the next "
         "cordon process probes afresh");
   } catch (const std::exception&) {
-    drop_probe_cache(*cache_file_);
+    cache_->drop();
   }
 }
 
@@ -123,8 +123,7 @@ RunResult LandlockBackend::do_run(const Plan& plan, OutputSink& sink) {
     result.error = e;
   }
   // The host may have changed since the probe: the next process proves it afresh.
-  if (cache_file_ && result.error && result.error->code() == code::kIsolationFailed)
-    drop_probe_cache(*cache_file_);
+  if (cache_) cache_->drop_after_failed_setup(result);
   return result;
 }
 
@@ -271,9 +270,8 @@ void LandlockBackend::execute(const Plan& plan, OutputSink& sink, RunResult& res
   KeeperGuard guard{take_prestarted_keeper(fresh_net)};
   if (!guard.keeper) guard.keeper = start_keeper(fresh_net);
   // The applets are kept where the probe is, and not at all when it is not (probe_cache.hpp).
-  Prepared p =
-      prepare(plan, facts_,
-              cached_applets(cache_file_ ? context().state_dir : std::filesystem::path()), result);
+  Prepared p = prepare(
+      plan, facts_, cached_applets(cache_ ? context().state_dir : std::filesystem::path()), result);
   ChildData data(plan, p);
   // The keeper builds the tree while the rest is made here.
   if (auto failed = await_keeper(guard.keeper)) throw setup_error(*failed, p.identity);

@@ -3,6 +3,7 @@
 
 #include <cordon/landlock/front.hpp>
 #include <cordon/sdk/backend.hpp>
+#include <cordon/sdk/probe_cache.hpp>
 
 #include <atomic>
 #include <filesystem>
@@ -30,7 +31,7 @@ class LandlockBackend final : public Backend {
   void check_cached_settings(RunResult& result) noexcept;
 
   ProbeFacts facts_;
-  std::optional<std::filesystem::path> cache_file_;  ///< set by the probe; nullopt: no cache
+  std::optional<sdk::ProbeCache> cache_;  ///< set by the probe; nullopt: no cache
   /// The kernel settings a cached probe was made under, checked by the first run (which has
   /// its command running by then) rather than before the run starts.
   std::optional<std::string> cached_settings_;

@@ -1,31 +1,22 @@
-// The probe's answer kept between cordon processes, so that a `cordon run` does not pay for a
-// full probe (a throwaway sandbox: about 10 ms) every time.
-//
-// Safe because a run never relies on the probe to enforce anything: every mechanism a run uses
-// is applied again and a failure is fatal to the run (CRD1003), never a weaker sandbox. What
-// the cache can get wrong is only *which* backend dispatch picks and what `backends` shows,
-// so it is kept only while nothing it depends on can have changed:
-//   - the fingerprint: boot id, kernel, effective ids, this process's cgroups and user
-//     namespace, the Landlock ABI, and this plugin file;
-//   - the kernel settings that gate namespaces and seccomp (ten sysctls), checked by a run
-//     that used the entry once its command is running, off the start-up's path: a change
-//     drops the entry for the next process (this run does not rely on it, as said above);
-//   - an age limit (kProbeCacheTtl);
-//   - a file owned by the caller, mode 0600, in a directory that is cordon's own at every level
-//     (cordon/private_dir.hpp).
-// And an entry, even one forged by the caller's own uid (a sandbox of an unprivileged cordon
-// runs as that uid), can only ever cost a re-probe:
-//   - it never weakens a run: the ruleset is built for the ABI the kernel reports now, and an
-//     entry whose ABI or caller differ from now is not used;
-//   - it never refuses one: a cached failure, or any "cannot" a fresh probe could turn into
-//     "can", is probed again, never believed; cgroups the entry did not find are looked for
-//     again;
-//   - the cgroup directories it names are used (root makes groups and writes limits in them)
-//     only where discovery would find them now, on the cgroup filesystem, reached without a
-//     symlink.
-// A run that fails to set up its sandbox removes the entry, so the next one probes afresh.
-// CORDON_PROBE_CACHE=off disables it.
+// landlock's probe in the SDK's probe cache (cordon/sdk/probe_cache.hpp), which keeps it between
+// cordon processes under the common fingerprint, an age limit and a private file. What is
+// landlock's own:
+//   - its fingerprint extras: the format of its facts, the Landlock ABI, and the reductions a
+//     test asked for (reductions.hpp);
+//   - its facts' encoding, and what of them it believes: a cached failure, or any "cannot" a
+//     fresh probe could turn into "can", is probed again, never believed; nor is an ABI or a
+//     caller other than now's; cgroups the entry did not find are looked for again, and those it
+//     names are used only where discovery finds them now (sdk::cgroup_dirs_current());
+//   - the kernel settings that gate namespaces and seccomp (ten sysctls), kept with the facts
+//     and checked by a run that used the entry once its command is running, off the start-up's
+//     path: a change drops the entry for the next process (this run does not rely on it: every
+//     mechanism a run uses is applied again, and a failure is fatal to it, CRD1003).
+// The applet lists (applet_cache.hpp) share the state directory and are pruned with it.
 #pragma once
+
+#include <cordon/sdk/probe_cache.hpp>
+
+#include <boost/json/value.hpp>
 
 #include <chrono>
 #include <filesystem>
@@ -36,55 +27,34 @@
 
 namespace cordon::landlock {
 
-/// How long a cached probe is trusted.
-inline constexpr std::chrono::minutes kProbeCacheTtl{10};
-
-/// What the cached answer depends on, checked before it is used, as one string (reads /proc;
-/// no side effects).
-std::string probe_fingerprint();
+/// What landlock's answer depends on besides the SDK's common fingerprint, as one string (its
+/// facts' format, the Landlock ABI, the reductions). Reads the kernel; no side effects.
+std::string fingerprint_extras();
 
 /// The sysctls that gate namespaces and seccomp, as one string: checked after the entry is
 /// used (reads /proc/sys; no side effects).
 std::string kernel_settings();
 
-/// Serialises facts (with the fingerprint, the kernel settings and the time they were proven)
-/// as JSON text. Pure.
-std::string encode_probe_facts(const ProbeFacts& facts, const std::string& fingerprint,
-                               std::chrono::system_clock::time_point proven_at,
-                               const std::string& settings = {});
+/// Facts with the kernel settings they were proven under, as JSON. Pure.
+boost::json::value encode_probe_facts(const ProbeFacts& facts, const std::string& settings = {});
 
-/// The facts in `text` if it is well formed, its fingerprint is `fingerprint` and it is younger
-/// than kProbeCacheTtl at `now`; `proven_at` gets the time of the probe and `settings` the
-/// kernel settings it was made under. Pure.
-std::optional<ProbeFacts> decode_probe_facts(const std::string& text,
-                                             const std::string& fingerprint,
-                                             std::chrono::system_clock::time_point now,
-                                             std::chrono::system_clock::time_point* proven_at,
+/// The facts in `v` when it is what encode_probe_facts() makes; `settings` gets the kernel
+/// settings. Pure: believing them is load_probe_cache()'s.
+std::optional<ProbeFacts> decode_probe_facts(const boost::json::value& v,
                                              std::string* settings = nullptr);
 
-/// The cache file of a backend state directory, or nullopt when caching is off
-/// (CORDON_PROBE_CACHE=off, or no state directory): probe-<hash of the file this code is in>.json,
-/// so that the plugin and an executable with the backend built in keep one each.
-std::optional<std::filesystem::path> probe_cache_file(const std::filesystem::path& state_dir);
+/// The cache of a backend state directory, or nullopt when caching is off
+/// (CORDON_PROBE_CACHE=off, or no state directory): probe-<hash of the file this code is in>.json.
+std::optional<sdk::ProbeCache> open_probe_cache(const std::filesystem::path& state_dir);
 
-/// Reads the cache; nullopt when missing, stale, foreign-owned, loosely permitted, when it
-/// holds a failure or a negative answer, an ABI or caller other than now's, or cgroup
-/// directories that are not where discovery finds them now (see above).
-std::optional<ProbeFacts> load_probe_cache(const std::filesystem::path& file,
-                                           const std::string& fingerprint,
+/// The cached facts when the SDK finds the entry valid and landlock believes it (see above);
+/// `proven_at` gets the time of the probe and `settings` the kernel settings it was made under.
+std::optional<ProbeFacts> load_probe_cache(const sdk::ProbeCache& cache,
                                            std::chrono::system_clock::time_point* proven_at,
                                            std::string* settings = nullptr);
 
-/// Entries ("probe-*", "applets-*") untouched for this long are removed when a probe is stored.
-inline constexpr long kStaleEntrySeconds = 24 * 3600;
-
-/// Writes the cache atomically (0600, in a PrivateDir it creates or verifies), and removes the
-/// directory's stale entries (kStaleEntrySeconds). Failures are ignored: the cache is an
-/// optimisation.
-void store_probe_cache(const std::filesystem::path& file, const ProbeFacts& facts,
-                       const std::string& fingerprint, const std::string& settings = {});
-
-/// Removes the cache file, if any.
-void drop_probe_cache(const std::filesystem::path& file) noexcept;
+/// Stores `facts` with `settings` (sdk::ProbeCache::store: failures are ignored).
+void store_probe_cache(const sdk::ProbeCache& cache, const ProbeFacts& facts,
+                       const std::string& settings = {});
 
 }  // namespace cordon::landlock

@@ -1,10 +1,13 @@
-// The probe cache: what it keeps, when it is not trusted, and that a forged entry — written by
-// its owner, as a sandbox of an unprivileged cordon could — can only ever cost a re-probe: the
-// next run is neither weakened nor refused.
+// landlock's probe cache: what it keeps, and that a forged entry — written by its owner, as a
+// sandbox of an unprivileged cordon could — can only ever cost a re-probe: the next run is
+// neither weakened nor refused. The file, its fingerprint and age are the SDK's
+// (tests/unit/sdk_probe_cache_test.cpp).
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <cordon/sdk/capabilities.hpp>
+
+#include <boost/json.hpp>
 
 #include <chrono>
 #include <ctime>
@@ -46,24 +49,29 @@ ProbeFacts trusted_facts() {
   return f;
 }
 
-// A private directory of the current user for a backend's state.
+// A private directory of the current user for a backend's state, and its cache.
 struct StateDir {
   TempDir dir{"cordon-state-", ::geteuid()};
   std::filesystem::path backend() const { return dir.path() / "landlock"; }
-  std::filesystem::path file() const { return *probe_cache_file(backend()); }
+  sdk::ProbeCache cache() const {
+    auto c = open_probe_cache(backend());
+    REQUIRE(c);
+    return *c;
+  }
+  std::filesystem::path file() const { return cache().file(); }
 };
 
 // A state directory holding a probe just proven here, and what its cache file says.
 struct ProvenCache {
   StateDir state;
-  std::string fingerprint = probe_fingerprint();
+  sdk::ProbeCache cache = state.cache();
   std::string settings;
   std::optional<ProbeFacts> facts;
 
   ProvenCache() {
     LandlockBackend prover(BackendContext{"landlock", nullptr, state.backend()});
     REQUIRE(prover.probe().available);
-    facts = load_probe_cache(state.file(), fingerprint, nullptr, &settings);
+    facts = load_probe_cache(cache, nullptr, &settings);
     REQUIRE(facts);
   }
 };
@@ -77,10 +85,7 @@ bool from_cache(const ProbeResult& r) {
 }  // namespace
 
 TEST_CASE("probe cache: facts survive the round trip", "[probe-cache]") {
-  auto now = std::chrono::system_clock::now();
-  auto text = encode_probe_facts(sample_facts(), "fp", now);
-  std::chrono::system_clock::time_point at;
-  auto back = decode_probe_facts(text, "fp", now + 1s, &at);
+  auto back = decode_probe_facts(encode_probe_facts(sample_facts()));
   REQUIRE(back);
   CHECK(back->abi == 7);
   CHECK(back->landlock);
@@ -88,28 +93,27 @@ TEST_CASE("probe cache: facts survive the round trip", "[probe-cache]") {
   CHECK(back->cgroups.memory_dir == "/sys/fs/cgroup/memory");
   CHECK(back->netns_evidence == "a network namespace");
   CHECK(back->micros == 1234);
-  CHECK(std::chrono::duration_cast<std::chrono::milliseconds>(now - at).count() == 0);
 }
 
-TEST_CASE("probe cache: another fingerprint, age or shape is not trusted", "[probe-cache]") {
-  auto now = std::chrono::system_clock::now();
-  auto text = encode_probe_facts(sample_facts(), "fp", now);
-  CHECK(decode_probe_facts(text, "fp", now + 1s, nullptr));
-  CHECK_FALSE(decode_probe_facts(text, "other", now + 1s, nullptr));
-  CHECK_FALSE(decode_probe_facts(text, "fp", now + kProbeCacheTtl, nullptr));
-  CHECK_FALSE(decode_probe_facts(text, "fp", now - 1min, nullptr));  // from the future
-  CHECK_FALSE(decode_probe_facts("{", "fp", now, nullptr));
-  CHECK_FALSE(decode_probe_facts("[]", "fp", now, nullptr));
-  auto missing = text;
-  missing.replace(missing.find("\"landlock\""), 10, "\"landlocx\"");
-  CHECK_FALSE(decode_probe_facts(missing, "fp", now, nullptr));
+TEST_CASE("probe cache: facts of another shape are not decoded", "[probe-cache]") {
+  auto v = encode_probe_facts(sample_facts());
+  v.as_object().erase("landlock");
+  CHECK_FALSE(decode_probe_facts(v));
+  v = encode_probe_facts(sample_facts());
+  v.as_object()["cgroups"].as_object()["version"] = 9;
+  CHECK_FALSE(decode_probe_facts(v));
+  CHECK_FALSE(decode_probe_facts(boost::json::array{}));
 }
 
 TEST_CASE("probe cache: the fingerprint names what the answer depends on", "[probe-cache]") {
-  auto fp = probe_fingerprint();
-  CHECK(fp == probe_fingerprint());
-  for (const char* part : {"boot ", "kernel ", "ids ", "abi ", "cgroup ", "plugin "})
+  StateDir s;
+  auto fp = s.cache().fingerprint();
+  CHECK(fp == s.cache().fingerprint());
+  CHECK(fp.find(fingerprint_extras()) != std::string::npos);
+  for (const char* part :
+       {"boot ", "kernel ", "ids ", "abi ", "cgroup ", "code ", "landlock facts "})
     CHECK(fp.find(part) != std::string::npos);
+  CHECK(s.file().filename().string().rfind("probe-", 0) == 0);
   auto settings = kernel_settings();
   CHECK(settings == kernel_settings());
   for (const char* part : {"/proc/sys/user/max_user_namespaces",
@@ -119,10 +123,8 @@ TEST_CASE("probe cache: the fingerprint names what the answer depends on", "[pro
 }
 
 TEST_CASE("probe cache: the kernel settings are kept with the facts", "[probe-cache]") {
-  auto now = std::chrono::system_clock::now();
-  auto text = encode_probe_facts(sample_facts(), "fp", now, "max 5\n");
   std::string settings;
-  REQUIRE(decode_probe_facts(text, "fp", now + 1s, nullptr, &settings));
+  REQUIRE(decode_probe_facts(encode_probe_facts(sample_facts(), "max 5\n"), &settings));
   CHECK(settings == "max 5\n");
 }
 
@@ -143,7 +145,7 @@ TEST_CASE("probe cache: an entry made under other kernel settings is dropped by 
     CHECK_FALSE(r.error);
     CHECK(std::filesystem::exists(s.file()));
   }
-  store_probe_cache(s.file(), *c.facts, c.fingerprint, "/proc/sys/user/max_user_namespaces 0\n");
+  store_probe_cache(c.cache, *c.facts, "/proc/sys/user/max_user_namespaces 0\n");
   LandlockBackend stale(BackendContext{"landlock", nullptr, s.backend()});
   REQUIRE(from_cache(stale.probe()));
   CaptureSink sink;
@@ -156,34 +158,22 @@ TEST_CASE("probe cache: an entry made under other kernel settings is dropped by 
   CHECK(noted);
 }
 
-TEST_CASE("probe cache: only a private file of the caller is read", "[probe-cache]") {
+TEST_CASE("probe cache: an entry is believed through the SDK's checks only", "[probe-cache]") {
   if (landlock_abi() < 1) {
     WARN("skipped: no Landlock here, so no entry is trusted at all");
     return;
   }
   StateDir s;
-  auto fp = probe_fingerprint();
-  store_probe_cache(s.file(), trusted_facts(), fp);
-  struct stat st {};
-  REQUIRE(::stat(s.file().c_str(), &st) == 0);
-  CHECK((st.st_mode & 0777) == 0600);
-  REQUIRE(::stat(s.backend().c_str(), &st) == 0);
-  CHECK((st.st_mode & 0777) == 0700);
-  CHECK(load_probe_cache(s.file(), fp, nullptr));
-  ::chmod(s.file().c_str(), 0644);
-  CHECK_FALSE(load_probe_cache(s.file(), fp, nullptr));
-  ::chmod(s.file().c_str(), 0600);
-  ::chmod(s.backend().c_str(), 0777);
-  CHECK_FALSE(load_probe_cache(s.file(), fp, nullptr));
-  // A shared directory is never used, nor re-permitted.
-  store_probe_cache("/tmp/probe.json", sample_facts(), fp);
-  REQUIRE(::stat("/tmp", &st) == 0);
-  CHECK((st.st_mode & 07777) == 01777);
-  CHECK_FALSE(std::filesystem::exists("/tmp/probe.json"));
-  ::chmod(s.backend().c_str(), 0700);
-  std::filesystem::path link = s.backend() / "link.json";
-  std::filesystem::create_symlink(s.file(), link);
-  CHECK_FALSE(load_probe_cache(link, fp, nullptr));
+  auto cache = s.cache();
+  store_probe_cache(cache, trusted_facts());
+  CHECK(load_probe_cache(cache, nullptr));
+  ::chmod(cache.file().c_str(), 0644);  // one of the SDK's refusals (the rest: its tests)
+  CHECK_FALSE(load_probe_cache(cache, nullptr));
+  ::chmod(cache.file().c_str(), 0600);
+  CHECK(load_probe_cache(cache, nullptr));
+  ::setenv("CORDON_PROBE_CACHE", "off", 1);
+  CHECK_FALSE(open_probe_cache(s.backend()));
+  ::unsetenv("CORDON_PROBE_CACHE");
 }
 
 TEST_CASE("probe cache: a second backend object takes the proof, CORDON_PROBE_CACHE=off does not",
@@ -216,7 +206,7 @@ TEST_CASE("probe cache: a forged entry cannot weaken a run, and is dropped",
   facts->cgroups.memory = facts->cgroups.pids = facts->cgroups.cpu = true;
   facts->cgroups.memory_dir = facts->cgroups.pids_dir = facts->cgroups.cpu_dir =
       (s.dir.path() / "no-such-cgroup").string();
-  store_probe_cache(s.file(), *facts, c.fingerprint);
+  store_probe_cache(c.cache, *facts);
   LandlockBackend fooled(BackendContext{"landlock", nullptr, s.backend()});
   CHECK_FALSE(from_cache(fooled.probe()));  // probed again
   TempDir ws;
@@ -235,7 +225,7 @@ TEST_CASE("probe cache: a forged Landlock ABI is not used, and runs use the kern
   // ABI 1 has no TCP port rules; where the kernel has only ABI 1, a higher one is forged.
   auto forged = *c.facts;
   forged.abi = landlock_abi() > 1 ? 1 : 7;
-  store_probe_cache(s.file(), forged, c.fingerprint, c.settings);
+  store_probe_cache(c.cache, forged, c.settings);
   LandlockBackend next(BackendContext{"landlock", nullptr, s.backend()});
   const auto& probe = next.probe();
   CHECK_FALSE(from_cache(probe));
@@ -250,7 +240,7 @@ TEST_CASE("probe cache: a forged Landlock ABI is not used, and runs use the kern
   for (const auto& e : r.report) named |= e.mechanism.find(abi) != std::string::npos;
   CHECK(named);
   // The allowed twin: the entry as proven is taken.
-  store_probe_cache(s.file(), *c.facts, c.fingerprint, c.settings);
+  store_probe_cache(c.cache, *c.facts, c.settings);
   LandlockBackend twin(BackendContext{"landlock", nullptr, s.backend()});
   CHECK(from_cache(twin.probe()));
 }
@@ -263,7 +253,7 @@ TEST_CASE("probe cache: a forged failure or \"cannot\" is probed again, never be
   auto forge = [&](auto change) {
     auto f = *c.facts;
     change(f);
-    store_probe_cache(s.file(), f, c.fingerprint, c.settings);
+    store_probe_cache(c.cache, f, c.settings);
     LandlockBackend next(BackendContext{"landlock", nullptr, s.backend()});
     const auto& probe = next.probe();
     CHECK_FALSE(from_cache(probe));
@@ -296,7 +286,7 @@ TEST_CASE("probe cache: a forged failure or \"cannot\" is probed again, never be
 
 TEST_CASE("probe cache: cgroups a forged entry denies are looked for again", "[probe-cache]") {
   StateDir s;
-  auto fp = probe_fingerprint();
+  auto cache = s.cache();
   auto real = probe_cgroups_unless_off(::geteuid());
   auto f = sample_facts();
   f.root = ::geteuid() == 0;
@@ -304,8 +294,8 @@ TEST_CASE("probe cache: cgroups a forged entry denies are looked for again", "[p
   f.nproc_per_userns = true;
   f.cgroups = sdk::CgroupSupport{};  // "no cgroups"
   f.cgroups.evidence = "forged";
-  store_probe_cache(s.file(), f, fp);
-  auto loaded = load_probe_cache(s.file(), fp, nullptr);
+  store_probe_cache(cache, f);
+  auto loaded = load_probe_cache(cache, nullptr);
   if (f.abi < 1) return;  // no Landlock here: nothing is trusted at all
   REQUIRE(loaded);
   CHECK(loaded->cgroups.version == real.version);
@@ -313,27 +303,28 @@ TEST_CASE("probe cache: cgroups a forged entry denies are looked for again", "[p
   CHECK(loaded->cgroups.evidence == real.evidence);
 }
 
-TEST_CASE("probe cache: storing a probe removes entries untouched for a day, and only those",
+TEST_CASE("probe cache: storing a probe removes stale applet lists with stale probes",
           "[probe-cache]") {
   StateDir s;
-  auto fp = probe_fingerprint();
-  store_probe_cache(s.file(), trusted_facts(), fp);
-  auto put = [&](const std::string& name, long age_seconds) {
+  auto cache = s.cache();
+  store_probe_cache(cache, trusted_facts());
+  auto put = [&](const std::string& name, std::chrono::seconds age) {
     std::filesystem::path p = s.backend() / name;
     write_file(p.string(), "x");
-    timespec times[2] = {{std::time(nullptr) - age_seconds, 0},
-                         {std::time(nullptr) - age_seconds, 0}};
+    std::time_t then = std::time(nullptr) - age.count();
+    timespec times[2] = {{then, 0}, {then, 0}};
     REQUIRE(::utimensat(AT_FDCWD, p.c_str(), times, AT_SYMLINK_NOFOLLOW) == 0);
     return p;
   };
-  auto old_probe = put("probe-0000000000000000.json", kStaleEntrySeconds + 60);
-  auto old_applets = put("applets-0000000000000000", kStaleEntrySeconds + 60);
-  auto recent = put("probe-1111111111111111.json", 60);
-  auto other = put("not-ours", kStaleEntrySeconds + 60);
-  store_probe_cache(s.file(), trusted_facts(), fp);
+  auto stale = std::chrono::duration_cast<std::chrono::seconds>(sdk::kProbeCacheStaleAfter) + 60s;
+  auto old_probe = put("probe-0000000000000000.json", stale);
+  auto old_applets = put("applets-0000000000000000", stale);
+  auto recent = put("applets-1111111111111111", 60s);
+  auto other = put("not-ours", stale);
+  store_probe_cache(cache, trusted_facts());
   CHECK_FALSE(std::filesystem::exists(old_probe));
   CHECK_FALSE(std::filesystem::exists(old_applets));
   CHECK(std::filesystem::exists(recent));
   CHECK(std::filesystem::exists(other));
-  CHECK(std::filesystem::exists(s.file()));
+  CHECK(std::filesystem::exists(cache.file()));
 }

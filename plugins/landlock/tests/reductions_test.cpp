@@ -83,13 +83,13 @@ TEST_CASE("reductions: the probe cache's fingerprint names the knobs",
           "[reductions][probe-cache]") {
   ScopedEnv no_abi("CORDON_LANDLOCK_MAX_ABI", nullptr);
   ScopedEnv no_cgroups("CORDON_CGROUPS", nullptr);
-  auto full = probe_fingerprint();
+  auto full = fingerprint_extras();
   ScopedEnv off("CORDON_CGROUPS", "off");
-  auto without_cgroups = probe_fingerprint();
+  auto without_cgroups = fingerprint_extras();
   CHECK(without_cgroups != full);
   CHECK(without_cgroups.find("CORDON_CGROUPS=off") != std::string::npos);
   ScopedEnv cap("CORDON_LANDLOCK_MAX_ABI", "1");
-  CHECK(probe_fingerprint() != without_cgroups);
+  CHECK(fingerprint_extras() != without_cgroups);
 }
 
 TEST_CASE("reductions: a reduced backend proves less, says so, and refuses what it lost",

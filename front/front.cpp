@@ -9,9 +9,9 @@
 // (the load hook) and for every verb but `run`, it hands the unchanged command line to the full
 // executable, <libexec>/cordon/cordon, which has every verb and loads every plugin. Both run
 // the same command-line code (core/cli); see front/README.md.
-#include <cordon/error.hpp>
 #include <cordon/load_hook.hpp>
-#include <cordon/log.hpp>
+#include <cordon/sdk/error.hpp>
+#include <cordon/sdk/log.hpp>
 #include <cordon/user_db.hpp>
 
 #include <malloc.h>

@@ -2,7 +2,7 @@
 // derive_requirements. Reported in microseconds per policy.
 #include <benchmark/benchmark.h>
 #include <cordon/policy_loader.hpp>
-#include <cordon/requirements.hpp>
+#include <cordon/sdk/requirements.hpp>
 
 #include <filesystem>
 #include <string>

@@ -1,7 +1,7 @@
 // The plugin the runtime benchmark copies 20 times (under 20 names): a probe that answers at
 // once, so the benchmark measures the loader, not a backend.
-#include <cordon/capabilities.hpp>
-#include <cordon/plugin.hpp>
+#include <cordon/sdk/capabilities.hpp>
+#include <cordon/sdk/plugin.hpp>
 
 namespace bench {
 

@@ -22,7 +22,7 @@
 // CORDON_BENCH_PROGRAM=PATH runs PATH instead of /bin/true. Build it optimised for meaningful
 // figures.
 #include <cordon/policy_loader.hpp>
-#include <cordon/requirements.hpp>
+#include <cordon/sdk/requirements.hpp>
 
 #include <fcntl.h>
 #include <spawn.h>

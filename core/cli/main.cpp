@@ -1,6 +1,6 @@
 // The `cordon` command line: global options, logging set-up and verb registration.
-#include <cordon/log.hpp>
-#include <cordon/version.hpp>
+#include <cordon/sdk/log.hpp>
+#include <cordon/sdk/version.hpp>
 
 #include <cstdlib>
 #include <iostream>

@@ -1,7 +1,7 @@
 // `cordon policy check|show|requirements|schema`: explain a policy without running anything.
 #include <cordon/policy_io.hpp>
 #include <cordon/policy_loader.hpp>
-#include <cordon/requirements.hpp>
+#include <cordon/sdk/requirements.hpp>
 
 #include <boost/json.hpp>
 

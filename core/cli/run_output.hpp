@@ -1,8 +1,8 @@
 // How `cordon run` shows a result: the --json object and the -v enforcement report.
 #pragma once
 
-#include <cordon/backend.hpp>
 #include <cordon/runner.hpp>
+#include <cordon/sdk/backend.hpp>
 #include <cordon/terminal_text.hpp>
 
 #include <boost/json/object.hpp>

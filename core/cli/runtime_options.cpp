@@ -1,11 +1,11 @@
 // Shared option handling of the runtime verbs.
 #include "runtime_options.hpp"
 
-#include <cordon/path_guard.hpp>
+#include <cordon/sdk/path_guard.hpp>
 
 #include <unistd.h>
-#include <cordon/log.hpp>
 #include <cordon/policy_loader.hpp>
+#include <cordon/sdk/log.hpp>
 #include <cordon/user_db.hpp>
 
 #include <cstdlib>

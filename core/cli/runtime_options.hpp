@@ -3,9 +3,9 @@
 
 #include <CLI/CLI.hpp>
 #include <cordon/config.hpp>
-#include <cordon/error.hpp>
-#include <cordon/policy.hpp>
 #include <cordon/registry.hpp>
+#include <cordon/sdk/error.hpp>
+#include <cordon/sdk/policy.hpp>
 
 #include <filesystem>
 #include <iosfwd>

@@ -3,7 +3,7 @@
 // instead of killing cordon, which would leave a container running until `cordon gc`.
 #pragma once
 
-#include <cordon/stop_token.hpp>
+#include <cordon/sdk/stop_token.hpp>
 
 #include <memory>
 

@@ -2,7 +2,7 @@
 // policy trees (src/policy_compiled.hpp), so that loading a preset parses no TOML at run time.
 //   cordon-presetgen OUT.cpp NAME=FILE.toml...
 // Each tree is the one the core's own TOML reader makes from the file, marks included.
-#include <cordon/error.hpp>
+#include <cordon/sdk/error.hpp>
 
 #include <cstdio>
 #include <fstream>

@@ -1,7 +1,7 @@
 // The non-virtual half of cordon::Backend: validation, timing, logging and capping.
-#include <cordon/backend.hpp>
+#include <cordon/sdk/backend.hpp>
 
-#include <cordon/log.hpp>
+#include <cordon/sdk/log.hpp>
 
 #include "capped_sink.hpp"
 

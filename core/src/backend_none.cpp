@@ -5,7 +5,7 @@
 
 #include <sys/stat.h>
 #include <unistd.h>
-#include <cordon/capabilities.hpp>
+#include <cordon/sdk/capabilities.hpp>
 
 #include <cstdlib>
 #include <fstream>

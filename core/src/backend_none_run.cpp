@@ -1,9 +1,9 @@
 // The `none` backend's run: a private HOME, the toolkit's supervised child, the report.
 #include <sys/wait.h>
 #include <unistd.h>
-#include <cordon/capabilities.hpp>
-#include <cordon/log.hpp>
+#include <cordon/sdk/capabilities.hpp>
 #include <cordon/sdk/child.hpp>
+#include <cordon/sdk/log.hpp>
 
 #include <cerrno>
 #include <cstdlib>

@@ -1,5 +1,5 @@
 // The list of known capability ids.
-#include <cordon/capabilities.hpp>
+#include <cordon/sdk/capabilities.hpp>
 
 namespace cordon::cap {
 

@@ -1,7 +1,7 @@
 // Head-and-tail output capping between a backend and the caller's sink (internal).
 #pragma once
 
-#include <cordon/backend.hpp>
+#include <cordon/sdk/backend.hpp>
 
 #include <cstdint>
 #include <string>

@@ -1,8 +1,8 @@
 // The backend toolkit's cgroups (cordon/sdk/cgroup.hpp): discovery by doing, the per-run group.
 #include <cordon/sdk/cgroup.hpp>
 
-#include <cordon/error.hpp>
-#include <cordon/owned_fd.hpp>
+#include <cordon/sdk/error.hpp>
+#include <cordon/sdk/owned_fd.hpp>
 
 #include <fcntl.h>
 #include <sys/stat.h>

@@ -1,8 +1,8 @@
 // Ending everything in a run's cgroup (SandboxCgroup::kill_all): for a backend whose command is
 // not in a pid namespace of its own, the group is what holds every process of the run.
 #include <signal.h>
-#include <cordon/owned_fd.hpp>
 #include <cordon/sdk/cgroup.hpp>
+#include <cordon/sdk/owned_fd.hpp>
 
 #include <chrono>
 #include <sstream>

@@ -1,6 +1,6 @@
 // Shell modes, command strings and the blocked-command check on resolved programs.
-#include <cordon/capabilities.hpp>
 #include <cordon/command_source.hpp>
+#include <cordon/sdk/capabilities.hpp>
 #include <cordon/shell_syntax.hpp>
 
 #include <unistd.h>

@@ -1,8 +1,8 @@
 // Plugin discovery (internal): the search path and the plugin files in each directory.
 #pragma once
 
-#include <cordon/export.hpp>
 #include <cordon/registry.hpp>
+#include <cordon/sdk/export.hpp>
 
 #include <filesystem>
 #include <optional>

@@ -1,8 +1,8 @@
 // The dispatch decision. Pure: no I/O, no syscalls; the probes are the caller's business.
-#include <cordon/capabilities.hpp>
 #include <cordon/dispatch.hpp>
-#include <cordon/policy.hpp>
 #include <cordon/registry.hpp>
+#include <cordon/sdk/capabilities.hpp>
+#include <cordon/sdk/policy.hpp>
 
 #include <algorithm>
 #include <utility>

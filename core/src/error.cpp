@@ -1,5 +1,5 @@
 // cordon::Error and ErrorList.
-#include <cordon/error.hpp>
+#include <cordon/sdk/error.hpp>
 
 namespace cordon {
 

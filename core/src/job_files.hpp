@@ -3,7 +3,7 @@
 #pragma once
 
 #include <cordon/jobs.hpp>
-#include <cordon/private_dir.hpp>
+#include <cordon/sdk/private_dir.hpp>
 
 #include <boost/json.hpp>
 

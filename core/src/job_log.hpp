@@ -1,10 +1,10 @@
 // A job's output log: appended as output arrives, capped keeping the newest (internal).
 #pragma once
 
-#include <cordon/backend.hpp>
-#include <cordon/export.hpp>
 #include <cordon/jobs.hpp>
-#include <cordon/private_dir.hpp>
+#include <cordon/sdk/backend.hpp>
+#include <cordon/sdk/export.hpp>
+#include <cordon/sdk/private_dir.hpp>
 
 #include <sys/types.h>
 

@@ -8,8 +8,8 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include <cordon/error.hpp>
 #include <cordon/load_hook.hpp>
+#include <cordon/sdk/error.hpp>
 #include <cordon/user_db.hpp>
 
 #include <cerrno>

@@ -5,8 +5,8 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <cordon/error.hpp>
 #include <cordon/request.hpp>
+#include <cordon/sdk/error.hpp>
 
 #include <boost/json.hpp>
 

@@ -10,8 +10,8 @@
 #pragma once
 
 #include <cordon/config.hpp>
-#include <cordon/export.hpp>
-#include <cordon/private_dir.hpp>
+#include <cordon/sdk/export.hpp>
+#include <cordon/sdk/private_dir.hpp>
 
 #include <boost/json/object.hpp>
 

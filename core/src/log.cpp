@@ -1,5 +1,5 @@
 // The one file of the core that includes spdlog (see cordon/log.hpp).
-#include <cordon/log.hpp>
+#include <cordon/sdk/log.hpp>
 
 #include <spdlog/sinks/null_sink.h>
 #include <spdlog/sinks/stdout_color_sinks.h>

@@ -4,7 +4,7 @@
 #include <sys/stat.h>
 #include <cordon/config.hpp>
 #include <cordon/jobs.hpp>
-#include <cordon/private_dir.hpp>
+#include <cordon/sdk/private_dir.hpp>
 
 #include <algorithm>
 #include <cerrno>

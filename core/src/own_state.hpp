@@ -10,8 +10,8 @@
 // itself.
 #pragma once
 
-#include <cordon/export.hpp>
 #include <cordon/registry.hpp>
+#include <cordon/sdk/export.hpp>
 
 #include <filesystem>
 #include <string>

@@ -1,7 +1,7 @@
 // refuse_planted_symlink: openat2 beneath each writable base, refusing symlinks on the way;
 // open_without_symlinks: the same from the root.
-#include <cordon/error.hpp>
-#include <cordon/path_guard.hpp>
+#include <cordon/sdk/error.hpp>
+#include <cordon/sdk/path_guard.hpp>
 
 #include <fcntl.h>
 #include <linux/openat2.h>

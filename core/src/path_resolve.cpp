@@ -1,7 +1,7 @@
 // resolve_path: a policy path resolved once, each symlink on the way judged by where it lies
 // and who could have written it.
-#include <cordon/error.hpp>
-#include <cordon/path_guard.hpp>
+#include <cordon/sdk/error.hpp>
+#include <cordon/sdk/path_guard.hpp>
 
 #include <fcntl.h>
 #include <linux/openat2.h>

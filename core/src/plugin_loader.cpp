@@ -8,7 +8,7 @@
 #include <unistd.h>
 #include <cordon/load_hook.hpp>
 #include <cordon/registry.hpp>
-#include <cordon/version.hpp>
+#include <cordon/sdk/version.hpp>
 
 #include <algorithm>
 #include <boost/dll/shared_library.hpp>

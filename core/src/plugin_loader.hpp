@@ -2,8 +2,8 @@
 #pragma once
 
 #include <cordon/config.hpp>
-#include <cordon/export.hpp>
-#include <cordon/plugin.hpp>
+#include <cordon/sdk/export.hpp>
+#include <cordon/sdk/plugin.hpp>
 
 #include <filesystem>
 #include <memory>

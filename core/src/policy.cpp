@@ -1,5 +1,5 @@
 // The small pure pieces of the policy model: presets, shell modes, durations, equality.
-#include <cordon/policy.hpp>
+#include <cordon/sdk/policy.hpp>
 
 #include "policy_keys.hpp"
 

@@ -2,7 +2,7 @@
 // loading one parses no TOML: `cordon run` loads the `standard` preset on every start.
 #pragma once
 
-#include <cordon/export.hpp>
+#include <cordon/sdk/export.hpp>
 
 #include "policy_node.hpp"
 

@@ -1,7 +1,7 @@
 // Collects every problem of a policy so that one check reports them all, up to a cap.
 #pragma once
 
-#include <cordon/error.hpp>
+#include <cordon/sdk/error.hpp>
 
 #include "policy_node.hpp"
 

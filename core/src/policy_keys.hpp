@@ -2,7 +2,7 @@
 // the encoder behind `policy show`, and the JSON Schema are all driven by it.
 #pragma once
 
-#include <cordon/policy.hpp>
+#include <cordon/sdk/policy.hpp>
 
 #include "policy_diagnostics.hpp"
 #include "policy_node.hpp"

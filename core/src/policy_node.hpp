@@ -2,7 +2,7 @@
 // merging (`extends`), decoding and validation are written once.
 #pragma once
 
-#include <cordon/error.hpp>
+#include <cordon/sdk/error.hpp>
 
 #include <cstdint>
 #include <memory>

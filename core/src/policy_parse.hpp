@@ -1,7 +1,7 @@
 // From policy text to the format-neutral tree: format choice, input hardening, the parsers.
 #pragma once
 
-#include <cordon/error.hpp>
+#include <cordon/sdk/error.hpp>
 
 #include "policy_node.hpp"
 

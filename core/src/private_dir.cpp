@@ -1,10 +1,10 @@
 // cordon's own directories: the walk from "/", the trust rule at each level, files by name.
-#include <cordon/private_dir.hpp>
+#include <cordon/sdk/private_dir.hpp>
 
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
-#include <cordon/error.hpp>
+#include <cordon/sdk/error.hpp>
 
 #include <atomic>
 #include <cerrno>

@@ -1,8 +1,8 @@
 // The registry: one slot per backend name, filled lazily — located, loaded, created, probed.
 #include <cordon/backend_none.hpp>
-#include <cordon/log.hpp>
-#include <cordon/plugin.hpp>
 #include <cordon/registry.hpp>
+#include <cordon/sdk/log.hpp>
+#include <cordon/sdk/plugin.hpp>
 
 #include <unistd.h>
 

@@ -1,6 +1,6 @@
 // Policy -> Requirements: which capabilities a backend must prove for a policy. Pure.
-#include <cordon/capabilities.hpp>
-#include <cordon/requirements.hpp>
+#include <cordon/sdk/capabilities.hpp>
+#include <cordon/sdk/requirements.hpp>
 
 #include <algorithm>
 

@@ -1,5 +1,5 @@
 // RunResult helpers: the CLI exit status convention, the wording of a memory-limit kill.
-#include <cordon/result.hpp>
+#include <cordon/sdk/result.hpp>
 
 namespace cordon {
 

@@ -1,6 +1,6 @@
 // run_invocation: the stages of one run, each a small step that either continues or refuses.
-#include <cordon/path_guard.hpp>
 #include <cordon/runner.hpp>
+#include <cordon/sdk/path_guard.hpp>
 
 #include <unistd.h>
 

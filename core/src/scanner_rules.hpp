@@ -1,8 +1,8 @@
 // The scanner's rule tables (internal).
 #pragma once
 
-#include <cordon/export.hpp>
 #include <cordon/scanner.hpp>
+#include <cordon/sdk/export.hpp>
 
 #include <regex>
 #include <string>

@@ -1,7 +1,7 @@
 // cordon's seccomp deny-list (seccomp_denials.hpp) compiled by libseccomp: the one place its
 // rules are written. The landlock backend's build tool (cordon-bpfgen) calls it too.
 #include <cordon/sdk/seccomp.hpp>
-#include <cordon/seccomp_denials.hpp>
+#include <cordon/sdk/seccomp_denials.hpp>
 
 #include <netinet/in.h>
 #include <sched.h>

@@ -1,7 +1,7 @@
 // SHA-256 (FIPS 180-4), for pinning plugin files by digest (internal).
 #pragma once
 
-#include <cordon/export.hpp>
+#include <cordon/sdk/export.hpp>
 
 #include <array>
 #include <cstdint>

@@ -1,6 +1,6 @@
 // The stop request's wake-up: a non-blocking pipe written once per raise, so that a backend's
 // poll() wakes for it instead of looking at the level on a timer.
-#include <cordon/stop_token.hpp>
+#include <cordon/sdk/stop_token.hpp>
 
 #include <fcntl.h>
 #include <unistd.h>

@@ -1,7 +1,7 @@
 // What the workspace file API's sources share (internal).
 #pragma once
 
-#include <cordon/error.hpp>
+#include <cordon/sdk/error.hpp>
 
 #include <filesystem>
 #include <string>

@@ -2,7 +2,7 @@
 // pooled container, the waiter's input (nonce, mount checks, argv), the stream, and the outcome.
 #pragma once
 
-#include <cordon/backend.hpp>
+#include <cordon/sdk/backend.hpp>
 
 #include <vector>
 

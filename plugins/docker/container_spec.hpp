@@ -3,7 +3,7 @@
 // blocked paths inside those mounts masked. Pure: host facts are gathered beforehand.
 #pragma once
 
-#include <cordon/backend.hpp>
+#include <cordon/sdk/backend.hpp>
 
 #include <boost/json/object.hpp>
 

@@ -7,8 +7,8 @@
 
 #include <optional>
 
-#include <cordon/log.hpp>
 #include <cordon/registry.hpp>
+#include <cordon/sdk/log.hpp>
 
 #include <signal.h>
 #include <unistd.h>

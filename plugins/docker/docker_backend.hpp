@@ -2,8 +2,8 @@
 // container setting or refused, the container removed whatever happens.
 #pragma once
 
-#include <cordon/backend.hpp>
-#include <cordon/private_dir.hpp>
+#include <cordon/sdk/backend.hpp>
+#include <cordon/sdk/private_dir.hpp>
 
 #include <map>
 #include <memory>

@@ -2,7 +2,7 @@
 // environment (DOCKER_HOST, DOCKER_TLS_VERIFY, DOCKER_CERT_PATH). Pure.
 #pragma once
 
-#include <cordon/error.hpp>
+#include <cordon/sdk/error.hpp>
 
 #include <functional>
 #include <optional>

@@ -1,5 +1,5 @@
 // The plugin's exported symbols.
-#include <cordon/plugin.hpp>
+#include <cordon/sdk/plugin.hpp>
 
 #include "docker_backend.hpp"
 

@@ -6,7 +6,7 @@
 // found on the host (mounted_programs.hpp).
 #pragma once
 
-#include <cordon/private_dir.hpp>
+#include <cordon/sdk/private_dir.hpp>
 
 #include <filesystem>
 #include <functional>

@@ -1,8 +1,8 @@
 // Host facts for one run.
 #include "host_side.hpp"
 
-#include <cordon/path_guard.hpp>
 #include <cordon/sdk/identity.hpp>
+#include <cordon/sdk/path_guard.hpp>
 
 #include <fcntl.h>
 #include <sys/stat.h>

@@ -2,8 +2,8 @@
 // and blocked paths exist, and the empty mode-000 masks. Makes syscalls; no daemon calls.
 #pragma once
 
-#include <cordon/backend.hpp>
-#include <cordon/private_dir.hpp>
+#include <cordon/sdk/backend.hpp>
+#include <cordon/sdk/private_dir.hpp>
 
 #include <filesystem>
 #include <string>

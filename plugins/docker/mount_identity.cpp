@@ -1,7 +1,7 @@
 // Identities of bind sources on the host, and the waiter's verdict on them in the container.
 #include "mount_identity.hpp"
 
-#include <cordon/path_guard.hpp>
+#include <cordon/sdk/path_guard.hpp>
 
 #include <boost/json/array.hpp>
 

@@ -6,7 +6,7 @@
 // inode cannot be freed and reused by another file while the run lasts.
 #pragma once
 
-#include <cordon/error.hpp>
+#include <cordon/sdk/error.hpp>
 
 #include <boost/json/object.hpp>
 

@@ -1,7 +1,7 @@
 // Resolving container paths through the host mounts, and the blocked programs found there.
 #include "mounted_programs.hpp"
 
-#include <cordon/error.hpp>
+#include <cordon/sdk/error.hpp>
 
 #include <sys/stat.h>
 #include <unistd.h>

@@ -1,7 +1,7 @@
 // The scan container of the image's multi-call programs, and its output.
 #include "multicall.hpp"
 
-#include <cordon/error.hpp>
+#include <cordon/sdk/error.hpp>
 
 #include <boost/json/array.hpp>
 

@@ -1,7 +1,7 @@
 // The probe's questions to the daemon and the proofs drawn from the answers.
 #include "probe.hpp"
 
-#include <cordon/capabilities.hpp>
+#include <cordon/sdk/capabilities.hpp>
 
 #include <boost/json/array.hpp>
 

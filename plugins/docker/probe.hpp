@@ -4,7 +4,7 @@
 // in use; then says what each capability rests on.
 #pragma once
 
-#include <cordon/backend.hpp>
+#include <cordon/sdk/backend.hpp>
 
 #include <optional>
 #include <string>

@@ -1,7 +1,7 @@
 // The enforcement report. Pure.
 #include "report.hpp"
 
-#include <cordon/capabilities.hpp>
+#include <cordon/sdk/capabilities.hpp>
 
 #include <algorithm>
 

@@ -2,8 +2,8 @@
 // given for it. Pure.
 #pragma once
 
-#include <cordon/backend.hpp>
-#include <cordon/result.hpp>
+#include <cordon/sdk/backend.hpp>
+#include <cordon/sdk/result.hpp>
 
 #include <vector>
 

@@ -2,8 +2,8 @@
 // tables of system call names.
 #include "seccomp_profile.hpp"
 
-#include <cordon/error.hpp>
-#include <cordon/seccomp_denials.hpp>
+#include <cordon/sdk/error.hpp>
+#include <cordon/sdk/seccomp_denials.hpp>
 
 #include <boost/json/array.hpp>
 #include <boost/json/serialize.hpp>

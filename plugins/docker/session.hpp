@@ -2,7 +2,7 @@
 // container's exit is known. The container and its waiter are made by the caller.
 #pragma once
 
-#include <cordon/backend.hpp>
+#include <cordon/sdk/backend.hpp>
 
 #include <optional>
 #include <string>

@@ -2,7 +2,7 @@
 // the warm pool; validated with key paths (CRD2015). Pure.
 #pragma once
 
-#include <cordon/error.hpp>
+#include <cordon/sdk/error.hpp>
 
 #include <boost/json/object.hpp>
 

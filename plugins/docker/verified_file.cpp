@@ -1,7 +1,7 @@
 // SHA-256 (OpenSSL's EVP) and the verified copies of cordon's own programs.
 #include "verified_file.hpp"
 
-#include <cordon/error.hpp>
+#include <cordon/sdk/error.hpp>
 
 #include <fcntl.h>
 #include <openssl/evp.h>

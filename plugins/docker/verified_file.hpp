@@ -3,7 +3,7 @@
 // name. A file that differs is replaced, and checked again.
 #pragma once
 
-#include <cordon/private_dir.hpp>
+#include <cordon/sdk/private_dir.hpp>
 
 #include <optional>
 #include <string>

@@ -1,8 +1,8 @@
 // The applet cache: one small file per program identity, written atomically.
 #include "applet_cache.hpp"
 
-#include <cordon/error.hpp>
-#include <cordon/private_dir.hpp>
+#include <cordon/sdk/error.hpp>
+#include <cordon/sdk/private_dir.hpp>
 
 #include <sys/stat.h>
 

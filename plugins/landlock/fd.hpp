@@ -4,7 +4,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include <cordon/owned_fd.hpp>
+#include <cordon/sdk/owned_fd.hpp>
 
 #include <algorithm>
 #include <cerrno>

@@ -1,7 +1,7 @@
 // Copying a Layout into memory shared with the keeper.
 #include "flat_layout.hpp"
 
-#include <cordon/error.hpp>
+#include <cordon/sdk/error.hpp>
 
 #include <sys/mman.h>
 

@@ -2,8 +2,8 @@
 // directories resolved once, with its identity, and the other mounts that show the same object.
 #include "host_masks.hpp"
 
-#include <cordon/error.hpp>
-#include <cordon/path_guard.hpp>
+#include <cordon/sdk/error.hpp>
+#include <cordon/sdk/path_guard.hpp>
 
 #include <elf.h>
 #include <fcntl.h>

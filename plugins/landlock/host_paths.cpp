@@ -1,8 +1,8 @@
 // Resolution of the policy's paths and program names on the host.
 #include "host_paths.hpp"
 
-#include <cordon/error.hpp>
-#include <cordon/path_guard.hpp>
+#include <cordon/sdk/error.hpp>
+#include <cordon/sdk/path_guard.hpp>
 
 #include <dirent.h>
 #include <elf.h>

@@ -2,7 +2,7 @@
 // program files the blocked and allowed command names resolve to. Parent side; reads the host.
 #pragma once
 
-#include <cordon/backend.hpp>
+#include <cordon/sdk/backend.hpp>
 
 #include <sys/types.h>
 #include <unistd.h>

@@ -1,7 +1,7 @@
 // The keeper (pid 1 of the sandbox) and the front end's prestarted one.
 #include "keeper.hpp"
 
-#include <cordon/error.hpp>
+#include <cordon/sdk/error.hpp>
 
 #include <sched.h>
 #include <signal.h>

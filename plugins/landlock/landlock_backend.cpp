@@ -3,9 +3,9 @@
 // start the command; supervise; report.
 #include "landlock_backend.hpp"
 
-#include <cordon/capabilities.hpp>
-#include <cordon/log.hpp>
+#include <cordon/sdk/capabilities.hpp>
 #include <cordon/sdk/child.hpp>
+#include <cordon/sdk/log.hpp>
 
 #include <fcntl.h>
 #include <sched.h>

@@ -1,8 +1,8 @@
 // The landlock backend: namespaces + Landlock + seccomp + cgroups/rlimits, no daemon, no root.
 #pragma once
 
-#include <cordon/backend.hpp>
 #include <cordon/landlock/front.hpp>
+#include <cordon/sdk/backend.hpp>
 
 #include <atomic>
 #include <filesystem>

@@ -1,7 +1,7 @@
 // Starting the command's process (launch.hpp).
 #include "launch.hpp"
 
-#include <cordon/error.hpp>
+#include <cordon/sdk/error.hpp>
 
 #include <sched.h>
 #include <signal.h>

@@ -5,7 +5,7 @@
 // are per-process rlimits.
 #pragma once
 
-#include <cordon/policy.hpp>
+#include <cordon/sdk/policy.hpp>
 
 #include <sys/resource.h>
 

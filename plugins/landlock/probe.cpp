@@ -1,8 +1,8 @@
 // The probe's throwaway child and the proofs drawn from it.
 #include "probe.hpp"
 
-#include <cordon/capabilities.hpp>
-#include <cordon/error.hpp>
+#include <cordon/sdk/capabilities.hpp>
+#include <cordon/sdk/error.hpp>
 
 #include <fcntl.h>
 #include <grp.h>

@@ -3,7 +3,7 @@
 // count; finds the limits mechanism; then says what each capability rests on.
 #pragma once
 
-#include <cordon/backend.hpp>
+#include <cordon/sdk/backend.hpp>
 
 #include <string>
 

@@ -9,8 +9,8 @@
 #include <unistd.h>
 
 #include <cordon/load_hook.hpp>
-#include <cordon/path_guard.hpp>
-#include <cordon/private_dir.hpp>
+#include <cordon/sdk/path_guard.hpp>
+#include <cordon/sdk/private_dir.hpp>
 
 #include <boost/json.hpp>
 

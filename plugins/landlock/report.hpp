@@ -2,8 +2,8 @@
 // mechanism that enforced it here ("net.deny: network namespace with only loopback").
 #pragma once
 
-#include <cordon/backend.hpp>
-#include <cordon/result.hpp>
+#include <cordon/sdk/backend.hpp>
+#include <cordon/sdk/result.hpp>
 
 #include <vector>
 

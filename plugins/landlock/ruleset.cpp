@@ -1,7 +1,7 @@
 // The Landlock ruleset: planning (pure), creation (cordon), completion and enforcement (child).
 #include "ruleset.hpp"
 
-#include <cordon/error.hpp>
+#include <cordon/sdk/error.hpp>
 
 #include <fcntl.h>
 #include <sys/syscall.h>

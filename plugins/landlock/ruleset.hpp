@@ -3,7 +3,7 @@
 // directories.
 #pragma once
 
-#include <cordon/policy.hpp>
+#include <cordon/sdk/policy.hpp>
 
 #include <cstdint>
 #include <string>

@@ -1,8 +1,8 @@
 // The command's identity and its `~`, for a run and for its preview.
 #include "run_identity.hpp"
 
-#include <cordon/policy.hpp>
 #include <cordon/policy_loader.hpp>
+#include <cordon/sdk/policy.hpp>
 #include <cordon/user_db.hpp>
 
 #include <unistd.h>

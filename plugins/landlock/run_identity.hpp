@@ -4,7 +4,7 @@
 // the blocked `~` paths cover both homes. `cordon explain` shows the same decisions (preview).
 #pragma once
 
-#include <cordon/backend.hpp>
+#include <cordon/sdk/backend.hpp>
 
 #include <optional>
 #include <string>

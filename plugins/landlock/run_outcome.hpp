@@ -2,7 +2,7 @@
 // the limits that ended it, and what it used.
 #pragma once
 
-#include <cordon/backend.hpp>
+#include <cordon/sdk/backend.hpp>
 
 #include <cstdint>
 #include <optional>

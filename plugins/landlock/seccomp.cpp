@@ -2,7 +2,7 @@
 // with the SDK's compiler (core/src/seccomp_build.cpp holds the rules), loaded as they are.
 #include "seccomp.hpp"
 
-#include <cordon/seccomp_denials.hpp>
+#include <cordon/sdk/seccomp_denials.hpp>
 
 #include <linux/seccomp.h>
 #include <sys/syscall.h>

@@ -1,7 +1,7 @@
 // [backends.landlock]: the settings of this backend, validated with key paths (CRD2015).
 #pragma once
 
-#include <cordon/error.hpp>
+#include <cordon/sdk/error.hpp>
 
 #include <boost/json/object.hpp>
 

@@ -1,7 +1,7 @@
 // Starting and supervising the sandbox.
 #include "supervise.hpp"
 
-#include <cordon/error.hpp>
+#include <cordon/sdk/error.hpp>
 
 #include <fcntl.h>
 #include <poll.h>

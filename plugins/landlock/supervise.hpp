@@ -3,8 +3,8 @@
 // supervise() and reap_keeper() have returned, no process of the sandbox is alive.
 #pragma once
 
-#include <cordon/backend.hpp>
-#include <cordon/stop_token.hpp>
+#include <cordon/sdk/backend.hpp>
+#include <cordon/sdk/stop_token.hpp>
 
 #include <sys/resource.h>
 #include <sys/types.h>

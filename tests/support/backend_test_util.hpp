@@ -4,7 +4,7 @@
 #pragma once
 
 #include <sys/types.h>
-#include <cordon/backend.hpp>
+#include <cordon/sdk/backend.hpp>
 
 #include <cstddef>
 #include <filesystem>

@@ -1,7 +1,7 @@
 // The stable error code an action fails with, for tests that check refusals.
 #pragma once
 
-#include <cordon/error.hpp>
+#include <cordon/sdk/error.hpp>
 
 #include <functional>
 #include <string>

@@ -2,8 +2,8 @@
 // in the result; anything else it throws is the plugin's bug, under the generic code. And
 // Backend::run refuses bad settings itself, before the hook sees them.
 #include <catch2/catch.hpp>
-#include <cordon/backend.hpp>
-#include <cordon/capabilities.hpp>
+#include <cordon/sdk/backend.hpp>
+#include <cordon/sdk/capabilities.hpp>
 
 #include <stdexcept>
 

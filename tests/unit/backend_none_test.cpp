@@ -6,7 +6,7 @@
 #include <unistd.h>
 #include <catch2/catch.hpp>
 #include <cordon/backend_none.hpp>
-#include <cordon/capabilities.hpp>
+#include <cordon/sdk/capabilities.hpp>
 
 #include <chrono>
 #include <fstream>

@@ -9,8 +9,8 @@
 #include <filesystem>
 
 #include <catch2/catch.hpp>
-#include <cordon/error.hpp>
 #include <cordon/sdk/cgroup.hpp>
+#include <cordon/sdk/error.hpp>
 
 #include "cgroup2_sim.hpp"
 

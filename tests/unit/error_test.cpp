@@ -1,7 +1,7 @@
 // Tests of cordon::Error, RunResult::cli_status and the head-and-tail sink.
 #include <catch2/catch.hpp>
-#include <cordon/error.hpp>
-#include <cordon/result.hpp>
+#include <cordon/sdk/error.hpp>
+#include <cordon/sdk/result.hpp>
 
 #include "capped_sink.hpp"
 

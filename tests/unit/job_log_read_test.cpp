@@ -3,7 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 #include <catch2/catch.hpp>
-#include <cordon/private_dir.hpp>
+#include <cordon/sdk/private_dir.hpp>
 
 #include <filesystem>
 #include <string>

@@ -1,8 +1,8 @@
 // Tests of resolve_path and resolve_workspace: each symlink judged by where it lies and who could
 // have written it; a path resolved once, with the identity of what it named.
 #include <catch2/catch.hpp>
-#include <cordon/error.hpp>
-#include <cordon/path_guard.hpp>
+#include <cordon/sdk/error.hpp>
+#include <cordon/sdk/path_guard.hpp>
 
 #include <sys/stat.h>
 #include <unistd.h>

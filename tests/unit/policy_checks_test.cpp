@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 #include <cordon/policy_io.hpp>
 #include <cordon/policy_loader.hpp>
-#include <cordon/requirements.hpp>
+#include <cordon/sdk/requirements.hpp>
 
 #include "policy_test_support.hpp"
 

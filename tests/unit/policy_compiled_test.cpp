@@ -2,7 +2,7 @@
 // to: every value, every key's order and every mark, so that a message about a preset reads the
 // same either way.
 #include <catch2/catch.hpp>
-#include <cordon/policy.hpp>
+#include <cordon/sdk/policy.hpp>
 
 #include "policy_compiled.hpp"
 #include "policy_parse.hpp"

@@ -1,10 +1,10 @@
 // "unlimited" for every limit key, and the rule that a caller's timeout only tightens the
 // policy's.
 #include <catch2/catch.hpp>
-#include <cordon/capabilities.hpp>
 #include <cordon/policy_io.hpp>
 #include <cordon/policy_loader.hpp>
-#include <cordon/requirements.hpp>
+#include <cordon/sdk/capabilities.hpp>
+#include <cordon/sdk/requirements.hpp>
 
 #include "policy_test_support.hpp"
 

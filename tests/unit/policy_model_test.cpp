@@ -1,6 +1,6 @@
 // Tests of the small pure pieces of the policy model: durations, shell modes, presets, equality.
 #include <catch2/catch.hpp>
-#include <cordon/policy.hpp>
+#include <cordon/sdk/policy.hpp>
 
 #include "policy_test_support.hpp"
 

@@ -4,7 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <catch2/catch.hpp>
-#include <cordon/private_dir.hpp>
+#include <cordon/sdk/private_dir.hpp>
 
 #include <algorithm>
 #include <cstdlib>

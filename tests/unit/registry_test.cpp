@@ -1,8 +1,8 @@
 // The plugin loader with real shared libraries built by tests/fixtures/plugins.
 #include <dlfcn.h>
 #include <catch2/catch.hpp>
-#include <cordon/plugin.hpp>
 #include <cordon/registry.hpp>
+#include <cordon/sdk/plugin.hpp>
 
 #include "discovery.hpp"
 #include "runtime_test_support.hpp"

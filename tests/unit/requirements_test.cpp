@@ -1,7 +1,7 @@
 // Tests of derive_requirements: each policy clause maps to its capability, and only then.
 #include <catch2/catch.hpp>
-#include <cordon/capabilities.hpp>
-#include <cordon/requirements.hpp>
+#include <cordon/sdk/capabilities.hpp>
+#include <cordon/sdk/requirements.hpp>
 
 using namespace cordon;
 

@@ -3,8 +3,8 @@
 #pragma once
 
 #include <sys/wait.h>
-#include <cordon/backend.hpp>
 #include <cordon/registry.hpp>
+#include <cordon/sdk/backend.hpp>
 
 #include <array>
 #include <cstdio>

@@ -1,7 +1,7 @@
 // cordon/sdk/seccomp.hpp: the deny-list compiled and installed in real child processes, each
 // checked both ways (what the filter refuses works without it).
 #include <catch2/catch.hpp>
-#include <cordon/error.hpp>
+#include <cordon/sdk/error.hpp>
 #include <cordon/sdk/seccomp.hpp>
 
 #include <sched.h>

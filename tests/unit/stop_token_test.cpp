@@ -1,5 +1,5 @@
 // The stop token's wake-up descriptor: readable once per raise of the level, until drained.
-#include <cordon/stop_token.hpp>
+#include <cordon/sdk/stop_token.hpp>
 
 #include <poll.h>
 #include <catch2/catch.hpp>

@@ -12,12 +12,12 @@
 // no try/catch of its own around a hook.
 #pragma once
 
-#include <cordon/error.hpp>
-#include <cordon/export.hpp>
-#include <cordon/policy.hpp>
-#include <cordon/requirements.hpp>
-#include <cordon/result.hpp>
-#include <cordon/stop_token.hpp>
+#include <cordon/sdk/error.hpp>
+#include <cordon/sdk/export.hpp>
+#include <cordon/sdk/policy.hpp>
+#include <cordon/sdk/requirements.hpp>
+#include <cordon/sdk/result.hpp>
+#include <cordon/sdk/stop_token.hpp>
 
 #include <boost/json/object.hpp>
 

@@ -4,8 +4,8 @@
 // that asks for them, and it is never chosen unless named.
 #pragma once
 
-#include <cordon/backend.hpp>
-#include <cordon/export.hpp>
+#include <cordon/sdk/backend.hpp>
+#include <cordon/sdk/export.hpp>
 
 #include <chrono>
 #include <memory>

@@ -6,7 +6,7 @@
 // These comments are the meaning of each id; the README and the plugins' READMEs refer to them.
 #pragma once
 
-#include <cordon/export.hpp>
+#include <cordon/sdk/export.hpp>
 
 #include <string_view>
 #include <vector>

@@ -1,8 +1,8 @@
 // A command as the caller gives it: arguments that may be marked untrusted. Pure.
 #pragma once
 
-#include <cordon/error.hpp>
-#include <cordon/export.hpp>
+#include <cordon/sdk/error.hpp>
+#include <cordon/sdk/export.hpp>
 
 #include <string>
 #include <vector>

@@ -3,10 +3,10 @@
 #pragma once
 
 #include <cordon/command.hpp>
-#include <cordon/error.hpp>
-#include <cordon/export.hpp>
-#include <cordon/policy.hpp>
-#include <cordon/requirements.hpp>
+#include <cordon/sdk/error.hpp>
+#include <cordon/sdk/export.hpp>
+#include <cordon/sdk/policy.hpp>
+#include <cordon/sdk/requirements.hpp>
 
 #include <optional>
 #include <string>

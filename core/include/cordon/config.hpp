@@ -14,8 +14,8 @@
 // operator's file does not. Nothing is pinned by default.
 #pragma once
 
-#include <cordon/error.hpp>
-#include <cordon/export.hpp>
+#include <cordon/sdk/error.hpp>
+#include <cordon/sdk/export.hpp>
 
 #include <boost/json/object.hpp>
 

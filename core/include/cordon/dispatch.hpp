@@ -2,10 +2,10 @@
 // decides. A refusal names each unproven requirement with the backend's own evidence.
 #pragma once
 
-#include <cordon/backend.hpp>
-#include <cordon/error.hpp>
-#include <cordon/export.hpp>
-#include <cordon/requirements.hpp>
+#include <cordon/sdk/backend.hpp>
+#include <cordon/sdk/error.hpp>
+#include <cordon/sdk/export.hpp>
+#include <cordon/sdk/requirements.hpp>
 
 #include <optional>
 #include <string>

@@ -1,7 +1,7 @@
 // The one error type of cordon: a stable code, a message, a hint and an optional location.
 #pragma once
 
-#include <cordon/export.hpp>
+#include <cordon/sdk/export.hpp>
 
 #include <exception>
 #include <optional>

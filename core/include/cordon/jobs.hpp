@@ -13,11 +13,11 @@
 // and every sandbox is kept away from the state directory (Plan::protected_paths).
 #pragma once
 
-#include <cordon/error.hpp>
-#include <cordon/export.hpp>
-#include <cordon/policy.hpp>
-#include <cordon/private_dir.hpp>
-#include <cordon/result.hpp>
+#include <cordon/sdk/error.hpp>
+#include <cordon/sdk/export.hpp>
+#include <cordon/sdk/policy.hpp>
+#include <cordon/sdk/private_dir.hpp>
+#include <cordon/sdk/result.hpp>
 
 #include <chrono>
 #include <cstdint>

@@ -8,7 +8,7 @@
 // plugin is needed, before anything irreversible (see front/README.md).
 #pragma once
 
-#include <cordon/export.hpp>
+#include <cordon/sdk/export.hpp>
 
 #include <filesystem>
 

@@ -4,7 +4,7 @@
 // A plugin may still include spdlog itself and use Backend::log() directly.
 #pragma once
 
-#include <cordon/export.hpp>
+#include <cordon/sdk/export.hpp>
 
 #include <memory>
 #include <string_view>

@@ -5,7 +5,7 @@
 // would hand the command the caller's keys. Backends call this before they resolve a policy path.
 #pragma once
 
-#include <cordon/export.hpp>
+#include <cordon/sdk/export.hpp>
 
 #include <sys/types.h>
 

@@ -5,8 +5,8 @@
 //   cordon_plugin_create  the factory, called only after the record was accepted
 #pragma once
 
-#include <cordon/backend.hpp>
-#include <cordon/version.hpp>
+#include <cordon/sdk/backend.hpp>
+#include <cordon/sdk/version.hpp>
 
 #include <boost/config.hpp>
 #include <boost/dll/alias.hpp>

@@ -2,8 +2,8 @@
 // "Policies"). Defaults are defined here and nowhere else.
 #pragma once
 
-#include <cordon/error.hpp>
-#include <cordon/export.hpp>
+#include <cordon/sdk/error.hpp>
+#include <cordon/sdk/export.hpp>
 
 #include <boost/json/object.hpp>
 

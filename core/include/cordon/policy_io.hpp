@@ -2,8 +2,8 @@
 // policy format. Both come from the same key table the loader checks files against.
 #pragma once
 
-#include <cordon/export.hpp>
-#include <cordon/policy.hpp>
+#include <cordon/sdk/export.hpp>
+#include <cordon/sdk/policy.hpp>
 
 #include <string>
 

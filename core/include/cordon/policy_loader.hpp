@@ -1,9 +1,9 @@
 // Loading a policy: parse (TOML or YAML by extension), apply presets and `extends`, validate.
 #pragma once
 
-#include <cordon/error.hpp>
-#include <cordon/export.hpp>
-#include <cordon/policy.hpp>
+#include <cordon/sdk/error.hpp>
+#include <cordon/sdk/export.hpp>
+#include <cordon/sdk/policy.hpp>
 
 #include <filesystem>
 #include <string>

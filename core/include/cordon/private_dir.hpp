@@ -20,8 +20,8 @@
 
 #include <sys/types.h>
 #include <unistd.h>
-#include <cordon/export.hpp>
-#include <cordon/owned_fd.hpp>
+#include <cordon/sdk/export.hpp>
+#include <cordon/sdk/owned_fd.hpp>
 
 #include <cstddef>
 #include <filesystem>

@@ -12,10 +12,10 @@
 // plugin's info record, but calls no factory. A loaded library is never unloaded.
 #pragma once
 
-#include <cordon/backend.hpp>
 #include <cordon/config.hpp>
-#include <cordon/error.hpp>
-#include <cordon/export.hpp>
+#include <cordon/sdk/backend.hpp>
+#include <cordon/sdk/error.hpp>
+#include <cordon/sdk/export.hpp>
 
 #include <filesystem>
 #include <functional>

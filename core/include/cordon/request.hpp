@@ -3,9 +3,9 @@
 #pragma once
 
 #include <cordon/command.hpp>
-#include <cordon/error.hpp>
-#include <cordon/export.hpp>
-#include <cordon/policy.hpp>
+#include <cordon/sdk/error.hpp>
+#include <cordon/sdk/export.hpp>
+#include <cordon/sdk/policy.hpp>
 
 #include <boost/json/object.hpp>
 

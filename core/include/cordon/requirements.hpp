@@ -1,8 +1,8 @@
 // Deriving requirements: a pure function from a policy to the capabilities it needs proven.
 #pragma once
 
-#include <cordon/export.hpp>
-#include <cordon/policy.hpp>
+#include <cordon/sdk/export.hpp>
+#include <cordon/sdk/policy.hpp>
 
 #include <string>
 #include <vector>

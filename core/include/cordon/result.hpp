@@ -1,8 +1,8 @@
 // What a run produces: exit status, timing, truncation and the enforcement report.
 #pragma once
 
-#include <cordon/error.hpp>
-#include <cordon/export.hpp>
+#include <cordon/sdk/error.hpp>
+#include <cordon/sdk/export.hpp>
 
 #include <chrono>
 #include <cstdint>

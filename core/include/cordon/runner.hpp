@@ -2,12 +2,12 @@
 // entry point the CLI, background jobs and the agent server share.
 #pragma once
 
-#include <cordon/backend.hpp>
 #include <cordon/dispatch.hpp>
-#include <cordon/export.hpp>
-#include <cordon/policy.hpp>
 #include <cordon/registry.hpp>
-#include <cordon/requirements.hpp>
+#include <cordon/sdk/backend.hpp>
+#include <cordon/sdk/export.hpp>
+#include <cordon/sdk/policy.hpp>
+#include <cordon/sdk/requirements.hpp>
 
 #include <boost/json/object.hpp>
 

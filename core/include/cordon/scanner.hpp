@@ -2,7 +2,7 @@
 // sandbox is the boundary, and a clean scan proves nothing. Pure.
 #pragma once
 
-#include <cordon/export.hpp>
+#include <cordon/sdk/export.hpp>
 
 #include <string>
 #include <string_view>

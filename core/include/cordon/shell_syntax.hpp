@@ -5,8 +5,8 @@
 // hands it to /bin/sh inside the sandbox when the policy asks for a shell by name.
 #pragma once
 
-#include <cordon/error.hpp>
-#include <cordon/export.hpp>
+#include <cordon/sdk/error.hpp>
+#include <cordon/sdk/export.hpp>
 
 #include <cstddef>
 #include <optional>

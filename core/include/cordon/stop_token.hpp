@@ -2,7 +2,7 @@
 // `cordon job stop`, the CLI for Ctrl-C.
 #pragma once
 
-#include <cordon/export.hpp>
+#include <cordon/sdk/export.hpp>
 
 #include <atomic>
 

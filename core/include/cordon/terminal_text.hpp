@@ -8,7 +8,7 @@
 // and --json get the bytes exactly; `--raw` asks for them on a terminal too.
 #pragma once
 
-#include <cordon/export.hpp>
+#include <cordon/sdk/export.hpp>
 
 #include <string>
 #include <string_view>

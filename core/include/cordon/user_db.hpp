@@ -7,7 +7,7 @@
 // load hook (cordon/load_hook.hpp) so that the full executable answers instead.
 #pragma once
 
-#include <cordon/export.hpp>
+#include <cordon/sdk/export.hpp>
 
 #include <sys/types.h>
 

@@ -8,8 +8,8 @@
 // runs as root, its owner) carry over, so a sandboxed command can still append to its own file.
 #pragma once
 
-#include <cordon/error.hpp>
-#include <cordon/export.hpp>
+#include <cordon/sdk/error.hpp>
+#include <cordon/sdk/export.hpp>
 
 #include <cstdint>
 #include <filesystem>

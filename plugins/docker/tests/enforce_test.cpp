@@ -1,6 +1,6 @@
 // Enforcement both ways against the real daemon: files, network, limits, refusals, daemons that
 // are missing or gone, and containers a killed cordon left behind.
-#include <cordon/capabilities.hpp>
+#include <cordon/sdk/capabilities.hpp>
 
 #include <boost/json/parse.hpp>
 

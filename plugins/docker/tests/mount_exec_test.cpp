@@ -1,7 +1,7 @@
 // Blocked programs that reach the container through a host mount, and the private tmpfs that
 // must not hide a granted mount: the resolution through the mounts (units on a real host tree)
 // and runs against the real daemon, both ways.
-#include <cordon/capabilities.hpp>
+#include <cordon/sdk/capabilities.hpp>
 
 #include <sys/stat.h>
 #include <unistd.h>

@@ -1,6 +1,6 @@
 // Runs against the real daemon through the C++ API: status, streams, stdin, environment, HOME,
 // the output cap, timeouts, stop requests, and no container left behind.
-#include <cordon/capabilities.hpp>
+#include <cordon/sdk/capabilities.hpp>
 
 #include <algorithm>
 #include <sstream>

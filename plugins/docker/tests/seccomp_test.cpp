@@ -1,6 +1,6 @@
 // cordon's seccomp profile: the JSON (evaluated here the way the runtime applies it) and, against
 // the real daemon, a static probe that makes each denied call and its allowed neighbours.
-#include <cordon/seccomp_denials.hpp>
+#include <cordon/sdk/seccomp_denials.hpp>
 
 #include <boost/json/serialize.hpp>
 

@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include <cordon/private_dir.hpp>
+#include <cordon/sdk/private_dir.hpp>
 
 #include "error_code.hpp"
 #include "support.hpp"

@@ -6,8 +6,8 @@
 // scripts/docker-image)
 #pragma once
 
-#include <cordon/backend.hpp>
-#include <cordon/requirements.hpp>
+#include <cordon/sdk/backend.hpp>
+#include <cordon/sdk/requirements.hpp>
 
 #include <catch2/catch.hpp>
 

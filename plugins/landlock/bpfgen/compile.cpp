@@ -2,7 +2,7 @@
 // writes beside them.
 #include "compile.hpp"
 
-#include <cordon/error.hpp>
+#include <cordon/sdk/error.hpp>
 #include <cordon/sdk/seccomp.hpp>
 
 #include <seccomp.h>

@@ -1,5 +1,5 @@
 // Pure planning: settings, identity, layout, ruleset, limits, candidates. No system calls.
-#include <cordon/capabilities.hpp>
+#include <cordon/sdk/capabilities.hpp>
 
 #include <boost/json/parse.hpp>
 

@@ -1,6 +1,6 @@
 // The test knobs CORDON_LANDLOCK_MAX_ABI and CORDON_CGROUPS: they make the backend use and claim
 // less than the host offers, never more, and a reduced backend says so.
-#include <cordon/capabilities.hpp>
+#include <cordon/sdk/capabilities.hpp>
 
 #include <unistd.h>
 

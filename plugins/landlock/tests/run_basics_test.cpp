@@ -1,5 +1,5 @@
 // Runs through the C++ API: status, output, stdin, environment, HOME, /tmp, report, probe.
-#include <cordon/capabilities.hpp>
+#include <cordon/sdk/capabilities.hpp>
 
 #include <fcntl.h>
 #include <sys/stat.h>

@@ -1,5 +1,5 @@
 // Limits and lifecycle, both ways: rlimits, task and memory totals, the deadline, survivors.
-#include <cordon/capabilities.hpp>
+#include <cordon/sdk/capabilities.hpp>
 
 #include <sys/stat.h>
 #include <sys/wait.h>

@@ -1,7 +1,7 @@
 // Stop requests (`cordon job stop`, Ctrl-C) against the moment they arrive: one made while the
 // sandbox is still being set up must not be lost. The init passes SIGTERM to the command only
 // once it has one; cordon holds a graceful stop back until the init says so.
-#include <cordon/stop_token.hpp>
+#include <cordon/sdk/stop_token.hpp>
 
 #include <signal.h>
 

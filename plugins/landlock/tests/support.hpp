@@ -2,8 +2,8 @@
 // capturing sink, and the one backend object of the test process.
 #pragma once
 
-#include <cordon/backend.hpp>
-#include <cordon/requirements.hpp>
+#include <cordon/sdk/backend.hpp>
+#include <cordon/sdk/requirements.hpp>
 
 #include <catch2/catch.hpp>
 

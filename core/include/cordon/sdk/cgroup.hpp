@@ -7,7 +7,7 @@
 #pragma once
 
 #include <sys/types.h>
-#include <cordon/export.hpp>
+#include <cordon/sdk/export.hpp>
 
 #include <cstdint>
 #include <functional>

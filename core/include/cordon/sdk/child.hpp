@@ -19,9 +19,9 @@
 #include <linux/filter.h>
 #include <sys/resource.h>
 #include <sys/types.h>
-#include <cordon/backend.hpp>
-#include <cordon/export.hpp>
-#include <cordon/stop_token.hpp>
+#include <cordon/sdk/backend.hpp>
+#include <cordon/sdk/export.hpp>
+#include <cordon/sdk/stop_token.hpp>
 
 #include <chrono>
 #include <filesystem>

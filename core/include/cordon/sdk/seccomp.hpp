@@ -17,8 +17,8 @@
 #pragma once
 
 #include <linux/filter.h>
-#include <cordon/error.hpp>
-#include <cordon/export.hpp>
+#include <cordon/sdk/error.hpp>
+#include <cordon/sdk/export.hpp>
 
 #include <vector>
 

@@ -3,7 +3,7 @@
 // backend stays private to plugins/landlock.
 #pragma once
 
-#include <cordon/backend.hpp>
+#include <cordon/sdk/backend.hpp>
 
 #include <memory>
 

@@ -1,4 +1,5 @@
 // The backend toolkit's plan-to-child and outcome-to-result halves (cordon/sdk/child.hpp).
+#include <sched.h>
 #include <sys/wait.h>
 #include <cordon/sdk/child.hpp>
 
@@ -32,6 +33,23 @@ const char* rlimit_name(int resource) {
   }
 }
 
+const char* namespace_step(int flag) {
+  switch (flag) {
+    case CLONE_NEWUSER:
+      return "map the user namespace's ids";
+    case CLONE_NEWNS:
+      return "make the mount namespace";
+    case CLONE_NEWPID:
+      return "mount a fresh /proc";
+    case CLONE_NEWIPC:
+      return "mount a fresh /dev/mqueue";
+    case CLONE_NEWNET:
+      return "bring up loopback";
+    default:
+      return "create the namespaces";
+  }
+}
+
 bool not_found(int err) { return err == ENOENT || err == ENOTDIR || err == ENAMETOOLONG; }
 
 // A failure before the command was executed, or none.
@@ -50,6 +68,13 @@ std::optional<RunResult> failed_start(const ChildOutcome& o, const Plan& plan) {
                            "': " + std::strerror(o.error));
     case ChildStage::filter:
       return setup_failure(std::string("cannot install the seccomp filter: ") +
+                           std::strerror(o.error));
+    case ChildStage::namespaces:
+      return setup_failure(std::string("cannot ") + namespace_step(o.failed_item) + ": " +
+                           std::strerror(o.error));
+    case ChildStage::user:
+      return setup_failure("cannot run the command as uid " +
+                           std::to_string(static_cast<unsigned>(o.failed_item)) + ": " +
                            std::strerror(o.error));
     case ChildStage::rlimit:
       return setup_failure(std::string("cannot set ") + rlimit_name(o.failed_item) + ": " +

@@ -59,7 +59,16 @@ struct Arrays {
   std::vector<const char*> paths;
   std::vector<char*> argv;
   std::vector<char*> envp;
+  std::string uid_map, gid_map;
 };
+
+// Each id mapped to itself: this process's own, and the command's user when it has another.
+template <typename Id>
+std::string identity_map(Id own, std::optional<Id> other) {
+  std::string map = std::to_string(own) + " " + std::to_string(own) + " 1\n";
+  if (other && *other != own) map += std::to_string(*other) + " " + std::to_string(*other) + " 1\n";
+  return map;
+}
 
 Arrays arrays_of(const ChildSpec& spec) {
   Arrays a;
@@ -69,6 +78,8 @@ Arrays arrays_of(const ChildSpec& spec) {
   a.paths.push_back(nullptr);
   a.argv.push_back(nullptr);
   a.envp.push_back(nullptr);
+  a.uid_map = identity_map(::geteuid(), spec.user ? std::optional(spec.user->uid) : std::nullopt);
+  a.gid_map = identity_map(::getegid(), spec.user ? std::optional(spec.user->gid) : std::nullopt);
   return a;
 }
 
@@ -87,6 +98,15 @@ ChildPlan plan_of(const ChildSpec& spec, const Arrays& a) {
   p.cordon = ::getpid();
   p.guard = spec.guard;
   p.filter = &spec.filter;
+  p.namespaces = spec.namespaces;
+  p.uid_map = a.uid_map.c_str();
+  p.gid_map = a.gid_map.c_str();
+  p.deny_setgroups = !spec.user;
+  p.has_user = spec.user.has_value();
+  if (spec.user) {
+    p.uid = spec.user->uid;
+    p.gid = spec.user->gid;
+  }
   return p;
 }
 

@@ -3,7 +3,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <net/if.h>
+#include <poll.h>
+#include <sched.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -60,6 +66,84 @@ void default_signals() {
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
 }
 
+std::size_t length(const char* s) {
+  std::size_t n = 0;
+  while (s[n]) ++n;
+  return n;
+}
+
+// Writes all of `text` to the file at `path`; 0 or an errno.
+int write_file(const char* path, const char* text) {
+  int fd = ::open(path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return errno;
+  std::size_t size = length(text);
+  ssize_t put = ::write(fd, text, size);
+  int error = put == static_cast<ssize_t>(size) ? 0 : put < 0 ? errno : EIO;
+  ::close(fd);
+  return error;
+}
+
+// The supervisor's part of ChildSpec::namespaces: every one but the mount namespace, and the
+// user namespace's maps. 0 or an errno, with `item` the flag that failed (0: unshare).
+int enter_namespaces(const ChildPlan& plan, int& item) {
+  item = 0;
+  int flags = plan.namespaces & ~CLONE_NEWNS;
+  if (flags == 0) return 0;
+  if (::unshare(flags) != 0) return errno;
+  if (!(flags & CLONE_NEWUSER)) return 0;
+  item = CLONE_NEWUSER;
+  if (plan.deny_setgroups)
+    if (int error = write_file("/proc/self/setgroups", "deny"); error != 0) return error;
+  if (int error = write_file("/proc/self/uid_map", plan.uid_map); error != 0) return error;
+  return write_file("/proc/self/gid_map", plan.gid_map);
+}
+
+// "lo" up in the command's fresh network namespace: 0 or an errno.
+int loopback_up() {
+  int s = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (s < 0) return errno;
+  ifreq ifr{};
+  ifr.ifr_name[0] = 'l';
+  ifr.ifr_name[1] = 'o';
+  int rc = ::ioctl(s, SIOCGIFFLAGS, &ifr);
+  if (rc == 0) {
+    ifr.ifr_flags = static_cast<short>(ifr.ifr_flags | IFF_UP);
+    rc = ::ioctl(s, SIOCSIFFLAGS, &ifr);
+  }
+  int error = rc == 0 ? 0 : errno;
+  ::close(s);
+  return error;
+}
+
+// The command's part of ChildSpec::namespaces, in its own process: the mount namespace with a
+// fresh /proc and /dev/mqueue, and loopback. 0 or an errno, with `item` the flag that failed.
+int finish_namespaces(const ChildPlan& plan, int& item) {
+  constexpr unsigned long kFresh = MS_NOSUID | MS_NODEV | MS_NOEXEC;
+  item = CLONE_NEWNS;
+  if (plan.namespaces & CLONE_NEWNS) {
+    // Private first: nothing mounted here may propagate to the host's mount namespace.
+    if (::unshare(CLONE_NEWNS) != 0 || ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr))
+      return errno;
+    item = CLONE_NEWPID;
+    if ((plan.namespaces & CLONE_NEWPID) && ::mount("proc", "/proc", "proc", kFresh, nullptr) != 0)
+      return errno;
+    item = CLONE_NEWIPC;
+    if ((plan.namespaces & CLONE_NEWIPC) &&
+        ::mount("mqueue", "/dev/mqueue", "mqueue", kFresh, nullptr) != 0 && errno != ENOENT)
+      return errno;
+  }
+  item = CLONE_NEWNET;
+  return (plan.namespaces & CLONE_NEWNET) ? loopback_up() : 0;
+}
+
+// The supervisor is alive while it holds the read end of the failure pipe. In a new pid
+// namespace getppid() is 0, so a closed read end (POLLERR on the write end) is the test there.
+bool supervisor_alive(const ChildPlan& plan, pid_t supervisor, int report_fd) {
+  if (!(plan.namespaces & CLONE_NEWPID)) return ::getppid() == supervisor;
+  pollfd end{report_fd, POLLOUT, 0};
+  return ::poll(&end, 1, 0) == 1 && !(end.revents & (POLLERR | POLLHUP));
+}
+
 // Like execvp over precomputed candidates: skip what is missing, remember a permission error.
 [[noreturn]] void exec_command(const ChildPlan& plan, int report_fd) {
   int error = ENOENT;
@@ -82,16 +166,25 @@ void default_signals() {
   ::setpgid(0, 0);
   default_signals();
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (::getppid() != supervisor) _exit(125);
+  if (!supervisor_alive(plan, supervisor, report_fd)) _exit(125);
   ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
   if (::dup2(fds.in, 0) < 0 || ::dup2(fds.out, 1) < 0 || ::dup2(fds.err, 2) < 0)
     fail(report_fd, sdk::ChildStage::setup, errno, 0, 125);
-  if (::chdir(plan.cwd) != 0) fail(report_fd, sdk::ChildStage::chdir, errno, 0, 125);
+  int item = 0;
+  if (int error = finish_namespaces(plan, item); error != 0)
+    fail(report_fd, sdk::ChildStage::namespaces, error, item, 125);
   for (std::size_t i = 0; i < plan.rlimit_count; ++i) {
     rlimit rl{plan.rlimits[i].second, plan.rlimits[i].second};
     if (::setrlimit(plan.rlimits[i].first, &rl) != 0)
       fail(report_fd, sdk::ChildStage::rlimit, errno, plan.rlimits[i].first, 125);
   }
+  // Raw system calls: glibc's wrappers would signal threads a forked child does not have.
+  // Groups and gid first, while the privilege to change them is still held.
+  if (plan.has_user &&
+      (::syscall(SYS_setgroups, 0, nullptr) != 0 || ::syscall(SYS_setgid, plan.gid) != 0 ||
+       ::syscall(SYS_setuid, plan.uid) != 0))
+    fail(report_fd, sdk::ChildStage::user, errno, static_cast<int>(plan.uid), 125);
+  if (::chdir(plan.cwd) != 0) fail(report_fd, sdk::ChildStage::chdir, errno, 0, 125);
   if (guard)
     if (int error = install_guard(*guard); error != 0)
       fail(report_fd, sdk::ChildStage::guard, error, 0, 125);
@@ -240,6 +333,15 @@ void run_supervisor(const ChildPlan& plan, const ChildFds& fds) {
   SupervisorReport report{kReportMagic, 0, 0, 0, 0, 0, 0, 0, 0, 0};
   int failure_pipe[2];
   pid_t me = ::getpid();
+  // The namespaces come first: once not dumpable, this process cannot write its own uid_map.
+  int ns_item = 0;
+  if (int error = enter_namespaces(plan, ns_item); error != 0) {
+    report.stage = static_cast<int>(sdk::ChildStage::namespaces);
+    report.error = error;
+    report.item = ns_item;
+    write_all(fds.status, &report, sizeof report);
+    _exit(0);
+  }
   // Not dumpable: a process of the same user can neither ptrace this one nor write its memory.
   GuardFilter guard;
   bool ok = ::prctl(PR_SET_CHILD_SUBREAPER, 1) == 0 && ::prctl(PR_SET_PDEATHSIG, SIGTERM) == 0 &&

@@ -29,6 +29,13 @@ struct ChildPlan {
   pid_t cordon;  ///< the process that forked the supervisor
   bool guard;    ///< install the seccomp guard of the supervisor (spawn_guard.hpp)
   const std::vector<sock_filter>* filter;  ///< installed last before exec; empty or null: none
+  int namespaces;                          ///< CLONE_NEW* flags (sdk::ChildSpec::namespaces)
+  const char* uid_map;                     ///< written by the supervisor with CLONE_NEWUSER
+  const char* gid_map;
+  bool deny_setgroups;  ///< "deny" to /proc/self/setgroups before the gid map
+  bool has_user;        ///< switch to uid/gid before exec
+  uid_t uid;
+  gid_t gid;
 };
 
 /// Descriptors of the run: the command's ends, and the ends the caller keeps (closed in the

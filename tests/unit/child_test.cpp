@@ -1,17 +1,25 @@
 // The backend toolkit's supervised child (cordon/sdk/child.hpp), through its public header
 // only, as a plugin uses it: the plan becomes a spec, the outcome a result, and exec failures
 // keep their codes and statuses. Real processes; the none backend's tests cover the rest.
+#include <netinet/in.h>
+#include <sched.h>
 #include <signal.h>
+#include <sys/ipc.h>
+#include <sys/shm.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <catch2/catch.hpp>
 #include <cordon/sdk/child.hpp>
+#include <cordon/sdk/identity.hpp>
 #include <cordon/sdk/seccomp.hpp>
 #include <cordon/sdk/testing.hpp>
 
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
+#include <sstream>
 #include <thread>
 
 #include "runtime_test_support.hpp"
@@ -28,6 +36,44 @@ Plan plan_of(std::vector<std::string> argv) {
   plan.workspace = "/";
   plan.env = {{"PATH", "/usr/bin:/bin"}, {"GRANTED", "yes"}};
   return plan;
+}
+
+// Every namespace ChildSpec::namespaces knows; unprivileged, a user namespace makes the others.
+int all_namespaces() {
+  return CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS |
+         (::geteuid() == 0 ? 0 : CLONE_NEWUSER);
+}
+
+// Whether this host lets cordon make them (unprivileged user namespaces may be disabled): when
+// not, a failure under CI=true, else a warning and the test is skipped.
+bool namespaces_usable() {
+  Plan plan = plan_of({"true"});
+  sdk::ChildSpec spec = sdk::child_spec(plan, "/");
+  spec.namespaces = all_namespaces();
+  Collect sink;
+  RunResult r = sdk::child_result(sdk::run_child(spec, sink), plan);
+  if (!r.error) return true;
+  const char* ci = std::getenv("CI");
+  if (ci && std::string(ci) == "true") FAIL("no namespaces here: " << r.error->message());
+  WARN("skipped: no namespaces here: " << r.error->message());
+  return false;
+}
+
+std::string run_out(const sdk::ChildSpec& spec, const Plan& plan) {
+  Collect sink;
+  RunResult r = sdk::child_result(sdk::run_child(spec, sink), plan);
+  INFO(sink.err);
+  CHECK_FALSE(r.error);
+  return sink.out;
+}
+
+// The numeric entries of a `ls /proc` listing.
+std::vector<long> pids_listed(const std::string& listing) {
+  std::vector<long> pids;
+  std::istringstream in(listing);
+  for (std::string word; in >> word;)
+    if (word.find_first_not_of("0123456789") == std::string::npos) pids.push_back(std::stol(word));
+  return pids;
 }
 
 }  // namespace
@@ -147,4 +193,121 @@ TEST_CASE("sdk: a filter in the spec is the command's, and it holds", "[sdk]") {
   r = sdk::child_result(sdk::run_child(spec, denied_sink), plan);
   REQUIRE_FALSE(r.error);  // the shell itself was executed
   CHECK(denied_sink.out.find("forked") == std::string::npos);
+}
+
+TEST_CASE("sdk: in a network namespace a listener on the host's loopback is out of reach",
+          "[sdk]") {
+  int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  REQUIRE(listener >= 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  REQUIRE(::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  REQUIRE(::listen(listener, 8) == 0);
+  REQUIRE(::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
+  std::string port = std::to_string(ntohs(addr.sin_port));
+  Plan plan = plan_of(
+      {"bash", "-c", "exec 3<>/dev/tcp/127.0.0.1/" + port + " && echo connected || echo refused"});
+  // Both ways: the host's network reaches the listener, the namespace's does not.
+  CHECK(run_out(sdk::child_spec(plan, "/"), plan) == "connected\n");
+  if (namespaces_usable()) {
+    sdk::ChildSpec spec = sdk::child_spec(plan, "/");
+    spec.namespaces = all_namespaces();
+    CHECK(run_out(spec, plan) == "refused\n");
+    spec.namespaces = CLONE_NEWNET | (::geteuid() == 0 ? 0 : CLONE_NEWUSER);
+    CHECK(run_out(spec, plan) == "refused\n");
+  }
+  ::close(listener);
+}
+
+TEST_CASE("sdk: in a pid namespace the command is pid 1 and sees no host process", "[sdk]") {
+  Plan plan = plan_of({"sh", "-c", "echo $$; ls /proc"});
+  std::string host = run_out(sdk::child_spec(plan, "/"), plan);
+  auto host_pids = pids_listed(host.substr(host.find('\n') + 1));
+  CHECK(host.substr(0, host.find('\n')) != "1");
+  CHECK(std::count(host_pids.begin(), host_pids.end(), ::getpid()) == 1);
+  if (!namespaces_usable()) return;
+  sdk::ChildSpec spec = sdk::child_spec(plan, "/");
+  spec.namespaces = all_namespaces();
+  std::string inside = run_out(spec, plan);
+  CHECK(inside.substr(0, inside.find('\n')) == "1");
+  auto pids = pids_listed(inside.substr(inside.find('\n') + 1));
+  CHECK(std::count(pids.begin(), pids.end(), 1) == 1);  // the shell
+  CHECK(std::count(pids.begin(), pids.end(), ::getpid()) == 0);
+  CHECK(pids.size() <= 2);  // the shell and its ls
+}
+
+TEST_CASE("sdk: in a pid namespace the deadline ends the whole tree, pid 1 included", "[sdk]") {
+  if (!namespaces_usable()) return;
+  namespace t = cordon::sdk::testing;
+  // pid 1 has no SIGTERM handler: only the SIGKILL after the grace reaches it.
+  Plan plan = plan_of({"sh", "-c", "sleep 30 & setsid sleep 30 & sleep 30"});
+  plan.env["MARK"] = t::unique_marker();
+  sdk::ChildSpec spec = sdk::child_spec(plan, "/");
+  spec.namespaces = all_namespaces();
+  spec.deadline = std::chrono::steady_clock::now() + 300ms;
+  spec.grace = 200ms;
+  Collect sink;
+  auto started = std::chrono::steady_clock::now();
+  RunResult r = sdk::child_result(sdk::run_child(spec, sink), plan);
+  CHECK_FALSE(r.error);
+  CHECK(r.timed_out);
+  CHECK(std::chrono::steady_clock::now() - started < 10s);
+  CHECK(t::survivors(plan.env["MARK"]).empty());
+
+  // A command that leaves a background process behind takes it with it.
+  plan.argv = {"sh", "-c", "setsid sleep 30 & exit 0"};
+  spec = sdk::child_spec(plan, "/");
+  spec.namespaces = all_namespaces();
+  r = sdk::child_result(sdk::run_child(spec, sink), plan);
+  CHECK(r.exit_code == 0);
+  CHECK(t::survivors(plan.env["MARK"]).empty());
+}
+
+TEST_CASE("sdk: in an IPC namespace the host's SysV shared memory is out of sight", "[sdk]") {
+  key_t key = static_cast<key_t>(0x43520000 | (::getpid() & 0xffff));
+  int id = ::shmget(key, 4096, IPC_CREAT | 0600);
+  REQUIRE(id >= 0);
+  Plan plan = plan_of({"cat", "/proc/sysvipc/shm"});
+  std::string key_text = std::to_string(key);  // right-aligned in a 10-wide column
+  CHECK(run_out(sdk::child_spec(plan, "/"), plan).find(key_text) != std::string::npos);
+  if (namespaces_usable()) {
+    sdk::ChildSpec spec = sdk::child_spec(plan, "/");
+    spec.namespaces = all_namespaces();
+    CHECK(run_out(spec, plan).find(key_text) == std::string::npos);
+  }
+  ::shmctl(id, IPC_RMID, nullptr);
+}
+
+TEST_CASE("sdk: in a user namespace the command keeps its uid and holds no capability", "[sdk]") {
+  if (::geteuid() == 0 || !namespaces_usable()) return;  // root makes no user namespace
+  Plan plan = plan_of({"sh", "-c", "id -u; grep CapEff /proc/self/status"});
+  sdk::ChildSpec spec = sdk::child_spec(plan, "/");
+  spec.namespaces = all_namespaces();
+  CHECK(run_out(spec, plan) == std::to_string(::geteuid()) + "\nCapEff:\t0000000000000000\n");
+}
+
+TEST_CASE("sdk: the spec's user is the command's, with no supplementary group", "[sdk]") {
+  Plan plan = plan_of({"sh", "-c", "id -u; id -g; id -G"});
+  sdk::ChildSpec spec = sdk::child_spec(plan, "/");
+  spec.user = sdk::ChildUser{sdk::kNobody, sdk::kNobody};
+  Collect sink;
+  RunResult r = sdk::child_result(sdk::run_child(spec, sink), plan);
+  if (::geteuid() != 0) {
+    // Unprivileged, the switch fails before exec: the command did not run.
+    REQUIRE(r.error);
+    CHECK(r.error->code() == code::kIsolationFailed);
+    CHECK(r.error->message().find("uid 65534") != std::string::npos);
+    CHECK(sink.out.empty());
+    return;
+  }
+  REQUIRE_FALSE(r.error);
+  CHECK(sink.out == "65534\n65534\n65534\n");
+  CHECK(run_out(sdk::child_spec(plan, "/"), plan).rfind("0\n0\n", 0) == 0);  // without: root
+  // With the other namespaces too (root makes no user namespace for them).
+  if (namespaces_usable()) {
+    spec.namespaces = all_namespaces();
+    CHECK(run_out(spec, plan) == "65534\n65534\n65534\n");
+  }
 }

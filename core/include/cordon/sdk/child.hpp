@@ -8,14 +8,17 @@
 // subreaper of the whole tree, so when run_child() returns no descendant of the command is
 // alive, setsid() or not.
 //
-//   cordon ──fork──► supervisor (PR_SET_CHILD_SUBREAPER, owns the deadline)
-//                        └─fork──► command (process-group leader, rlimits, execve)
+//   cordon ──fork──► supervisor (PR_SET_CHILD_SUBREAPER, owns the deadline; enters the
+//                    │           spec's namespaces)
+//                    └─fork──► command (process-group leader, its mount namespace, rlimits,
+//                                       its user, execve)
 //
 // The built-in `none` backend is exactly child_spec() → run_child() → child_result().
 #pragma once
 
 #include <linux/filter.h>
 #include <sys/resource.h>
+#include <sys/types.h>
 #include <cordon/sdk/backend.hpp>
 #include <cordon/sdk/export.hpp>
 #include <cordon/sdk/stop_token.hpp>
@@ -29,6 +32,12 @@
 #include <vector>
 
 namespace cordon::sdk {
+
+/// The user a command becomes before execve (ChildSpec::user).
+struct ChildUser {
+  uid_t uid = 0;
+  gid_t gid = 0;
+};
 
 /// What to run. Everything is prepared before the fork: after it the child processes only make
 /// async-signal-safe system calls.
@@ -49,6 +58,32 @@ struct ChildSpec {
   /// no_new_privs): cordon/sdk/seccomp.hpp's compile_denials(), e.g. to prove
   /// proc.no_subprocess. Empty: none.
   std::vector<sock_filter> filter;
+  /// Namespaces of the command, CLONE_NEW* flags of <sched.h>; 0: none. The supervisor enters
+  /// all but the mount namespace with one unshare() before it forks the command, so they hold
+  /// the whole tree:
+  ///  - CLONE_NEWUSER: a user namespace that maps the supervisor's uid and gid (and `user`'s)
+  ///    each to itself; when `user` is unset, setgroups() is denied in it. Unprivileged, it is
+  ///    what lets the others be made. The command keeps its uid, so execve() leaves it no
+  ///    capability.
+  ///  - CLONE_NEWPID: the command is pid 1 of a new pid namespace, and cannot name a process
+  ///    outside it; when it ends, the kernel kills every process of the namespace. As pid 1 it
+  ///    gets from outside only SIGKILL, SIGSTOP and signals it handles: the SIGTERM of the
+  ///    deadline or of a stop may be lost, the SIGKILL after `grace` never is.
+  ///  - CLONE_NEWNET: a network namespace with only loopback, which the command's process brings
+  ///    up.
+  ///  - CLONE_NEWIPC: SysV IPC and POSIX message queues of its own. CLONE_NEWUTS: a hostname of
+  ///    its own.
+  ///  - CLONE_NEWNS: made by the command's process (the supervisor keeps the host's /proc),
+  ///    every mount private to it; with CLONE_NEWPID a fresh /proc of the new pid namespace is
+  ///    mounted on /proc, and with CLONE_NEWIPC a fresh mqueue filesystem on /dev/mqueue when
+  ///    that directory exists. Mounts elsewhere (another procfs, an mqueue mount) stay visible.
+  /// A failure is ChildStage::namespaces: the command did not run.
+  int namespaces = 0;
+  /// When set (cordon is root: cordon/sdk/identity.hpp's command_user() with other_user), the
+  /// command's process drops every supplementary group (setgroups(0)), then calls setgid() and
+  /// setuid() before execve, after the rlimits and before entering `cwd`. A failure is
+  /// ChildStage::user.
+  std::optional<ChildUser> user;
 };
 
 /// Where the child failed before the command started.
@@ -60,15 +95,17 @@ enum class ChildStage {
   fork = 4,
   setup = 5,
   guard = 6,
-  filter = 7  ///< ChildSpec::filter could not be installed
+  filter = 7,      ///< ChildSpec::filter could not be installed
+  namespaces = 8,  ///< ChildSpec::namespaces: failed_item is the CLONE_NEW* flag, 0 for unshare
+  user = 9         ///< ChildSpec::user: failed_item is the uid
 };
 
 /// How a supervised run ended.
 struct ChildOutcome {
   ChildStage failed_stage = ChildStage::none;  ///< none: the command was executed
   int error = 0;                               ///< errno of the failed stage
-  int failed_item = 0;                         ///< for rlimit: the resource
-  std::optional<int> wait_status;              ///< the command's status, as from waitpid
+  int failed_item = 0;             ///< rlimit: the resource; namespaces: the flag; user: the uid
+  std::optional<int> wait_status;  ///< the command's status, as from waitpid
   bool timed_out = false;
   int leftovers = 0;            ///< descendants still alive after the command exited, all killed
   double cpu_user_seconds = 0;  ///< user time of the whole tree

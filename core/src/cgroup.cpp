@@ -313,7 +313,6 @@ void SandboxCgroup::create(const CgroupSupport& s, const CgroupLimits& limits) {
   if (limits.max_tasks) {
     make(pids_, s.pids_dir + "/" + name);
     must_write(pids_ + "/pids.max", std::to_string(*limits.max_tasks));
-    leave_fd_ = ::open((s.pids_dir + "/tasks").c_str(), O_WRONLY | O_CLOEXEC);
   }
   if (limits.cpu_percent) {
     make(cpu_, s.cpu_dir + "/" + name);
@@ -338,7 +337,7 @@ bool SandboxCgroup::remove_if_empty() noexcept { return remove(1); }
 bool SandboxCgroup::remove(int attempts) noexcept {
   if (dir_fd_ >= 0) ::close(dir_fd_);
   dir_fd_ = -1;
-  for (int* fd : {&task_fds_[0], &task_fds_[1], &task_fds_[2], &leave_fd_}) {
+  for (int* fd : {&task_fds_[0], &task_fds_[1], &task_fds_[2]}) {
     if (*fd >= 0) ::close(*fd);
     *fd = -1;
   }

@@ -90,11 +90,6 @@ class CORDON_API SandboxCgroup {
   /// sandbox's entrant writes "0" to each to move itself: a single-threaded move of the caller
   /// skips the global lock that a move by pid takes (and its RCU grace period, 4-16 ms here).
   const int* task_fds() const noexcept { return task_fds_; }
-  /// v1 with a process limit: a write-only descriptor of the `tasks` file of the pids group the
-  /// sandbox's group was made in (-1 if none could be opened). The entrant moves itself there
-  /// once it has started the command's process: else it would count against `pids.max` until
-  /// cordon has reaped it, and a command forking at once could start one process fewer.
-  int leave_fd() const noexcept { return leave_fd_; }
   /// Peak memory of the group, when the kernel reports it.
   std::optional<std::uint64_t> peak_memory() const;
   /// How many processes the group's memory limit killed (v1 memory.oom_control, v2
@@ -119,7 +114,6 @@ class CORDON_API SandboxCgroup {
   std::string cpu_;
   int dir_fd_ = -1;
   int task_fds_[3] = {-1, -1, -1};  ///< v1: memory, pids, cpu
-  int leave_fd_ = -1;
 };
 
 }  // namespace cordon::sdk

@@ -123,7 +123,8 @@ TEST_CASE("the deadline kills the run, and only once it has passed", "[pump]") {
   CHECK(kills == 1);
 }
 
-TEST_CASE("stop requests terminate, then kill, and one made before the loop is not lost", "[pump]") {
+TEST_CASE("stop requests terminate, then kill, and one made before the loop is not lost",
+          "[pump]") {
   PipePair out;
   Collect sink;
   auto stop = std::make_shared<StopToken>();

@@ -28,6 +28,8 @@ void register_job(CLI::App& app);
 
 /// `cordon gc [--backend NAME]`.
 void register_gc(CLI::App& app);
+/// `cordon certify --backend NAME`.
+void register_certify(CLI::App& app);
 /// `cordon docker gc`, the alias of `cordon gc --backend docker`.
 void register_docker(CLI::App& app);
 

@@ -271,9 +271,12 @@ HostView gather_host_view(const Plan& plan, const SandboxUser& user,
   }
   std::vector<std::string> writable = writable_dirs(fsys.write, view.workspace.path);
   add_paths(fsys.write, "write", view.write, view, writable);
+  // write = "host" asks for no write confinement: the workspace is writable, the rest of the
+  // host stays read-only (stricter than asked, never weaker).
   view.workspace_writable =
-      std::any_of(view.write.begin(), view.write.end(),
-                  [&](const HostPath& w) { return is_within(view.workspace.path, w.path); });
+      fsys.write_host || std::any_of(view.write.begin(), view.write.end(), [&](const HostPath& w) {
+        return is_within(view.workspace.path, w.path);
+      });
   if (!view.read_host) add_paths(fsys.read, "read", view.read, view, writable);
   if (plan.policy.network.allow) add_resolver(view);
   gather_masks(plan, {writable, user.uid, groups_of(user)},

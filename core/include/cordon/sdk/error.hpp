@@ -92,6 +92,10 @@ inline constexpr const char* kNoSuchJob = "CRD6001";
 inline constexpr const char* kJobRunning = "CRD6002";  ///< remove refused: the job still runs
 inline constexpr const char* kJobStart = "CRD6003";    ///< the supervisor could not be started
 inline constexpr const char* kJobState = "CRD6004";    ///< a job's state files are unreadable
+// CRD7xxx conformance (`cordon certify`)
+inline constexpr const char* kCorpusMissing = "CRD7001";  ///< the corpus or the probe is not there
+inline constexpr const char* kCorpusBad = "CRD7002";      ///< a corpus file is malformed
+inline constexpr const char* kNotCertified = "CRD7003";   ///< a claimed capability did not hold
 }  // namespace code
 
 /// A failure with a stable code. Messages are lowercase, values quoted, no trailing period.

@@ -1,0 +1,138 @@
+// Reading the conformance corpus (certify_corpus.hpp).
+#include "certify_corpus.hpp"
+
+#include <cordon/sdk/error.hpp>
+
+#include <algorithm>
+#include <system_error>
+
+#include "../src/toml.hpp"
+
+namespace cordon::cli {
+
+namespace {
+
+[[noreturn]] void corpus_error(const std::filesystem::path& file, const std::string& what) {
+  throw Error(code::kCorpusBad, file.string() + ": " + what,
+              "the corpus ships with cordon: reinstall it, or fix the file if you wrote it");
+}
+
+std::vector<std::string> strings_of(const toml::node* node, const std::filesystem::path& file,
+                                    const std::string& key) {
+  std::vector<std::string> out;
+  if (!node) return out;
+  if (auto s = node->value<std::string>()) return {*s};
+  const auto* array = node->as_array();
+  if (!array) corpus_error(file, "'" + key + "' must be a string or an array of strings");
+  for (const auto& item : *array) {
+    auto s = item.value<std::string>();
+    if (!s) corpus_error(file, "'" + key + "' must hold strings only");
+    out.push_back(*s);
+  }
+  return out;
+}
+
+std::optional<std::string> string_of(const toml::table& t, const char* key,
+                                     const std::filesystem::path& file) {
+  const toml::node* node = t.get(key);
+  if (!node) return std::nullopt;
+  auto s = node->value<std::string>();
+  if (!s) corpus_error(file, std::string("'") + key + "' must be a string");
+  return *s;
+}
+
+std::vector<SetupStep> setup_of(const toml::table& t, const std::filesystem::path& file) {
+  std::vector<SetupStep> out;
+  const auto* steps = t.get_as<toml::array>("setup");
+  if (!steps) return out;
+  for (const auto& node : *steps) {
+    const auto* step = node.as_table();
+    if (!step) corpus_error(file, "each [[setup]] must be a table");
+    SetupStep s;
+    if (auto p = string_of(*step, "file", file)) {
+      s.path = *p;
+      s.text = string_of(*step, "text", file).value_or("");
+    } else if (auto d = string_of(*step, "dir", file)) {
+      s.kind = SetupStep::Kind::dir;
+      s.path = *d;
+    } else if (auto l = string_of(*step, "symlink", file)) {
+      s.kind = SetupStep::Kind::symlink;
+      s.path = *l;
+      auto to = string_of(*step, "to", file);
+      if (!to) corpus_error(file, "a symlink step needs 'to'");
+      s.text = *to;
+    } else {
+      corpus_error(file, "a setup step needs 'file', 'dir' or 'symlink'");
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+// `prefix` is "" for the attack and "allowed_" for its twin.
+Probe probe_of(const toml::table& t, const std::string& prefix, const std::string& expect,
+               const std::filesystem::path& file) {
+  Probe p;
+  p.args = strings_of(t.get(prefix.empty() ? "attack" : "allowed"), file, "attack");
+  p.expect = string_of(t, (prefix + "expect").c_str(), file).value_or(expect);
+  p.stdout_has = strings_of(t.get(prefix + "stdout_has"), file, prefix + "stdout_has");
+  p.stdout_lacks = strings_of(t.get(prefix + "stdout_lacks"), file, prefix + "stdout_lacks");
+  p.policy = string_of(t, (prefix + "policy").c_str(), file);
+  p.stdin_data = string_of(t, (prefix + "stdin").c_str(), file);
+  p.stops_growing = string_of(t, (prefix + "stops_growing").c_str(), file);
+  return p;
+}
+
+Case case_of(const toml::table& t, const std::filesystem::path& file) {
+  Case c;
+  c.name = string_of(t, "name", file).value_or("");
+  if (c.name.empty()) corpus_error(file, "every [[case]] needs a name");
+  if (!t.get("attack")) corpus_error(file, "case '" + c.name + "' has no attack");
+  c.attack = probe_of(t, "", "denied", file);
+  if (t.get("allowed")) c.allowed = probe_of(t, "allowed_", "ok", file);
+  c.needs = strings_of(t.get("needs"), file, "needs");
+  c.setup = setup_of(t, file);
+  return c;
+}
+
+}  // namespace
+
+CapabilityCases load_capability_cases(const std::filesystem::path& file) {
+  toml::table root;
+  try {
+    root = toml::parse_file(file.string());
+  } catch (const toml::parse_error& e) {
+    corpus_error(file, std::string(e.description()));
+  }
+  CapabilityCases out;
+  out.file = file;
+  out.capability = string_of(root, "capability", file).value_or("");
+  if (out.capability.empty()) corpus_error(file, "'capability' is missing");
+  out.policy = string_of(root, "policy", file).value_or("");
+  out.setup = setup_of(root, file);
+  const auto* cases = root.get_as<toml::array>("case");
+  if (!cases || cases->empty()) corpus_error(file, "no [[case]]");
+  for (const auto& node : *cases) {
+    const auto* t = node.as_table();
+    if (!t) corpus_error(file, "each [[case]] must be a table");
+    out.cases.push_back(case_of(*t, file));
+  }
+  return out;
+}
+
+std::vector<CapabilityCases> load_corpus(const std::filesystem::path& dir) {
+  std::error_code ec;
+  std::vector<std::filesystem::path> files;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec))
+    if (entry.path().extension() == ".toml") files.push_back(entry.path());
+  if (ec || files.empty())
+    throw Error(code::kCorpusMissing, "no conformance corpus in '" + dir.string() + "'",
+                "it is installed with cordon under share/cordon/conformance");
+  std::vector<CapabilityCases> out;
+  for (const auto& f : files) out.push_back(load_capability_cases(f));
+  std::sort(out.begin(), out.end(),
+            [](const auto& a, const auto& b) { return a.capability < b.capability; });
+  return out;
+}
+
+}  // namespace cordon::cli

@@ -1,0 +1,57 @@
+// The conformance corpus `cordon certify` runs: one file per capability id, each case an attack,
+// its allowed twin and what each must observably do. The files are TOML, shipped with cordon
+// (share/cordon/conformance/); the format is described in docs/certify.md.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cordon::cli {
+
+/// A file or directory certify makes in the run's directory before a case runs.
+struct SetupStep {
+  enum class Kind { file, dir, symlink } kind = Kind::file;
+  std::string path;  ///< may use the placeholders of docs/certify.md
+  std::string text;  ///< a file's content, or a symlink's target
+};
+
+/// One probe run and what it must show.
+struct Probe {
+  std::vector<std::string> args;  ///< cordon-probe's verb and arguments
+  /// "ok", "denied", "timeout", "exit:N", "signal:N" or "truncated".
+  std::string expect;
+  std::vector<std::string> stdout_has;    ///< every one must appear in stdout
+  std::vector<std::string> stdout_lacks;  ///< none may appear in stdout
+  std::optional<std::string> policy;      ///< replaces the file's policy for this run
+  std::optional<std::string> stdin_data;
+  std::optional<std::string> stops_growing;  ///< a file that must not grow once the run is over
+};
+
+/// An attack and its allowed twin.
+struct Case {
+  std::string name;
+  Probe attack;
+  std::optional<Probe> allowed;
+  std::vector<std::string> needs;  ///< host facts the case needs (see docs/certify.md)
+  std::vector<SetupStep> setup;    ///< besides the file's
+};
+
+/// Every case of one capability id.
+struct CapabilityCases {
+  std::string capability;
+  std::string policy;  ///< a policy fragment (TOML) that requires `capability`
+  std::vector<SetupStep> setup;
+  std::vector<Case> cases;
+  std::filesystem::path file;
+};
+
+/// Reads one corpus file. Throws cordon::Error (CRD7002) naming the file and the key.
+CapabilityCases load_capability_cases(const std::filesystem::path& file);
+
+/// Reads every *.toml of `dir`, sorted by capability id. Throws cordon::Error (CRD7001) when the
+/// directory cannot be read, CRD7002 for a bad file.
+std::vector<CapabilityCases> load_corpus(const std::filesystem::path& dir);
+
+}  // namespace cordon::cli

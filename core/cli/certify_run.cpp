@@ -1,0 +1,333 @@
+// Running the corpus against one backend (certify_run.hpp).
+#include "certify_run.hpp"
+
+#include <cordon/policy_loader.hpp>
+#include <cordon/runner.hpp>
+#include <cordon/sdk/requirements.hpp>
+
+#include <sys/stat.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <fstream>
+#include <mutex>
+#include <thread>
+
+#include "run_output.hpp"
+#include "runtime_options.hpp"
+
+namespace cordon::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+// No case may run longer than this, whatever the backend does with the policy's timeout.
+constexpr auto kCaseDeadline = std::chrono::seconds(30);
+
+// The policy every case extends unless --policy names another: it requires nothing but what
+// every run requires (env.grant, identity.unprivileged), so each file's fragment adds exactly
+// the clause under test.
+constexpr const char* kNeutralPolicy = R"(version = 1
+[policy]
+name = "certify-neutral"
+[limits]
+max_output_bytes = 65536
+[filesystem]
+read = "host"
+write = "host"
+home = "host"
+[network]
+allow = true
+)";
+
+struct Context {
+  const CertifyTarget& target;
+  HostFixtures& host;
+  std::string base;  ///< what every case policy extends
+};
+
+std::string substitute(std::string text, const Context& ctx, const fs::path& ws) {
+  auto values = ctx.host.values();
+  values["{workspace}"] = ws.string();
+  for (const auto& [key, value] : values)
+    for (auto pos = text.find(key); pos != std::string::npos; pos = text.find(key, pos))
+      text.replace(pos, key.size(), value), pos += value.size();
+  return text;
+}
+
+Policy case_policy(const std::string& fragment, const Context& ctx, const fs::path& ws) {
+  std::string text =
+      "version = 1\n[policy]\nextends = \"" + ctx.base + "\"\n" + substitute(fragment, ctx, ws);
+  Policy p = load_policy_text(text, (ws / "certify-case.toml").string(), ws);
+  return resolve_paths(std::move(p), PathContext{ws, host_home()});
+}
+
+struct Shown {
+  RunOutcome out;
+  std::string out_text;
+};
+
+// Stops the run at kCaseDeadline unless it ended first.
+class Watchdog {
+ public:
+  explicit Watchdog(std::shared_ptr<StopToken> stop)
+      : thread_([this, stop] {
+          std::unique_lock lock(mutex_);
+          if (!cv_.wait_for(lock, kCaseDeadline, [this] { return done_; }))
+            stop->request(StopToken::Level::kill);
+        }) {}
+  ~Watchdog() {
+    {
+      std::lock_guard lock(mutex_);
+      done_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  std::thread thread_;
+};
+
+Shown run_probe(const Context& ctx, Policy policy, const fs::path& ws,
+                const std::vector<std::string>& args, const std::optional<std::string>& in) {
+  Invocation inv;
+  inv.policy = std::move(policy);
+  inv.argv = {(ws / "cordon-probe").string()};
+  for (const auto& a : args) inv.argv.push_back(substitute(a, ctx, ws));
+  inv.workspace = ws;
+  inv.backend = ctx.target.backend;
+  inv.stdin_data = in;
+  inv.caller_env = caller_environment();
+  inv.caller_env["CORDON_CERTIFY_CANARY"] = "inherited";  // env.grant: must never arrive
+  inv.host_home = host_home();
+  inv.config_backends = ctx.target.config_backends;
+  inv.stop = std::make_shared<StopToken>();
+  CollectSink sink;
+  Shown shown;
+  {
+    Watchdog watchdog(inv.stop);
+    shown.out = run_invocation(*ctx.target.registry, inv, sink);
+  }
+  shown.out_text = std::move(sink.out);
+  return shown;
+}
+
+bool reported_ok(const std::string& out) { return out.rfind("ok ", 0) == 0; }
+
+std::string first_line(const std::string& out) {
+  std::string line = out.substr(0, out.find('\n'));
+  return line.size() > 120 ? line.substr(0, 120) + "..." : line;
+}
+
+std::string observed(const Shown& s) {
+  const RunResult& r = s.out.result;
+  if (r.error) return "cordon: " + r.error->code() + " " + r.error->message();
+  std::string text = r.timed_out ? "timed out"
+                     : r.signal  ? "signal " + std::to_string(r.signal)
+                                 : "exit " + std::to_string(r.exit_code);
+  std::string line = first_line(s.out_text);
+  return line.empty() ? text : text + ", \"" + line + "\"";
+}
+
+bool expectation_met(const std::string& expect, const RunResult& r, const std::string& out) {
+  if (r.error) return false;
+  if (expect == "ok") return r.exit_code == 0 && reported_ok(out);
+  if (expect == "denied") return !reported_ok(out) && (r.exit_code != 0 || r.signal != 0);
+  if (expect == "timeout") return r.timed_out;
+  if (expect == "truncated") return r.stdout_truncated;
+  if (expect.rfind("exit:", 0) == 0) return r.exit_code == std::stoi(expect.substr(5));
+  if (expect.rfind("signal:", 0) == 0) {
+    int n = std::stoi(expect.substr(7));
+    return r.signal == n || r.exit_code == 128 + n;
+  }
+  return false;
+}
+
+std::uintmax_t size_of(const fs::path& p) {
+  std::error_code ec;
+  auto n = fs::file_size(p, ec);
+  return ec ? 0 : n;
+}
+
+// Empty when the run showed what `probe` expects; else what it showed instead.
+std::string judge(const Probe& probe, const Shown& s, const Context& ctx, const fs::path& ws) {
+  const RunResult& r = s.out.result;
+  if (!expectation_met(probe.expect, r, s.out_text))
+    return "expected " + probe.expect + ", saw " + observed(s);
+  for (const auto& has : probe.stdout_has)
+    if (s.out_text.find(substitute(has, ctx, ws)) == std::string::npos)
+      return "output lacks \"" + has + "\": " + observed(s);
+  for (const auto& lacks : probe.stdout_lacks)
+    if (s.out_text.find(substitute(lacks, ctx, ws)) != std::string::npos)
+      return "output shows \"" + lacks + "\": " + observed(s);
+  if (probe.stops_growing) {
+    fs::path file = substitute(*probe.stops_growing, ctx, ws);
+    auto before = size_of(file);
+    if (before == 0) return "the attack never wrote " + file.string() + ": the case proves nothing";
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    if (size_of(file) != before)
+      return "a process of the run is still alive: " + file.string() + " grows after the run ended";
+  }
+  return {};
+}
+
+void apply_setup(const std::vector<SetupStep>& steps, const Context& ctx, const fs::path& ws) {
+  for (const auto& step : steps) {
+    fs::path path = substitute(step.path, ctx, ws);
+    if (path.is_relative()) path = ws / path;
+    for (fs::path dir = path.parent_path(); !fs::exists(dir); dir = dir.parent_path()) {
+      fs::create_directories(dir);
+      fs::permissions(dir, fs::perms(0777));
+    }
+    switch (step.kind) {
+      case SetupStep::Kind::dir:
+        fs::create_directories(path);
+        fs::permissions(path, fs::perms(0777));  // whoever the sandbox runs as may write
+        break;
+      case SetupStep::Kind::symlink:
+        fs::create_symlink(substitute(step.text, ctx, ws), path);
+        break;
+      case SetupStep::Kind::file: {
+        std::ofstream(path) << step.text;
+        fs::permissions(path, fs::perms(0666));
+        break;
+      }
+    }
+  }
+}
+
+std::string missing_need(const Case& c, const Context& ctx) {
+  for (const auto& need : c.needs)
+    if (auto why = ctx.host.missing(need); !why.empty()) return why;
+  return {};
+}
+
+CaseOutcome run_case(const CapabilityCases& cap, const Case& c, const Context& ctx) {
+  CaseOutcome o;
+  o.name = c.name;
+  if (auto why = missing_need(c, ctx); !why.empty()) {
+    o.status = CaseOutcome::Status::skipped;
+    o.evidence = why;
+    return o;
+  }
+  fs::path ws = ctx.host.new_workspace();
+  apply_setup(cap.setup, ctx, ws);
+  apply_setup(c.setup, ctx, ws);
+  Shown attack = run_probe(ctx, case_policy(c.attack.policy.value_or(cap.policy), ctx, ws), ws,
+                           c.attack.args, c.attack.stdin_data);
+  std::string failure = judge(c.attack, attack, ctx, ws);
+  o.evidence = "attack: " + observed(attack);
+  if (failure.empty() && c.allowed) {
+    Shown twin = run_probe(ctx, case_policy(c.allowed->policy.value_or(cap.policy), ctx, ws), ws,
+                           c.allowed->args, c.allowed->stdin_data);
+    if (auto f = judge(*c.allowed, twin, ctx, ws); !f.empty())
+      failure = "allowed twin: " + f;
+    else
+      o.evidence += "; allowed twin: " + observed(twin);
+  } else if (!failure.empty()) {
+    failure = "attack: " + failure;
+  }
+  o.status = failure.empty() ? CaseOutcome::Status::held : CaseOutcome::Status::failed;
+  if (!failure.empty()) o.evidence = failure;
+  return o;
+}
+
+// An unclaimed capability: a run requiring it must be refused before anything runs.
+void check_refused(const CapabilityCases& cap, const Context& ctx, CapabilityOutcome& o) {
+  fs::path ws = ctx.host.new_workspace();
+  Shown s = run_probe(ctx, case_policy(cap.policy, ctx, ws), ws, {"exit", "0"}, std::nullopt);
+  const auto& error = s.out.result.error;
+  bool refused = error && error->code().rfind("CRD1", 0) == 0;
+  o.status = refused ? CapabilityOutcome::Status::refused : CapabilityOutcome::Status::not_refused;
+  o.evidence = refused ? "refused: " + error->code() + " " + first_line(error->message())
+                       : "a policy requiring it was not refused: " + observed(s);
+}
+
+void run_claimed(const CapabilityCases& cap, const Context& ctx, CapabilityOutcome& o) {
+  int held = 0, failed = 0;
+  for (const auto& c : cap.cases) {
+    o.cases.push_back(run_case(cap, c, ctx));
+    held += o.cases.back().status == CaseOutcome::Status::held;
+    failed += o.cases.back().status == CaseOutcome::Status::failed;
+  }
+  o.status = failed ? CapabilityOutcome::Status::failed
+             : held ? CapabilityOutcome::Status::held
+                    : CapabilityOutcome::Status::untested;
+}
+
+// The corpus file's policy must require its capability, or its cases prove nothing.
+bool requires_own_capability(const CapabilityCases& cap, const Context& ctx) {
+  fs::path ws = ctx.host.new_workspace();
+  return requires_capability(derive_requirements(case_policy(cap.policy, ctx, ws)), cap.capability);
+}
+
+}  // namespace
+
+std::vector<CapabilityOutcome> certify_all(const CertifyTarget& target,
+                                           const std::vector<CapabilityCases>& corpus,
+                                           HostFixtures& host) {
+  Context ctx{target, host, target.base_policy};
+  if (ctx.base.empty()) {
+    fs::path base = host.values().at("{outside}") + "/../certify-neutral.toml";
+    std::ofstream(base) << kNeutralPolicy;
+    ctx.base = fs::weakly_canonical(base).string();
+  }
+  const ProbeResult* probe = target.registry->probe(target.backend);
+  std::vector<CapabilityOutcome> out;
+  for (const auto& cap : corpus) {
+    CapabilityOutcome o;
+    o.capability = cap.capability;
+    for (const auto& p : probe ? probe->proofs : std::vector<Proof>{})
+      if (p.capability == cap.capability && p.proven) o.claimed = true, o.evidence = p.evidence;
+    auto start = Clock::now();
+    // run.*: what every backend does for every run; nothing to claim or require.
+    bool semantics = cap.capability.rfind("run.", 0) == 0;
+    if (semantics) o.claimed = true, o.evidence = "every run";
+    if (!semantics && !requires_own_capability(cap, ctx)) {
+      o.evidence = "corpus error: " + cap.file.string() + "'s policy does not require it";
+    } else if (o.claimed) {
+      run_claimed(cap, ctx, o);
+    } else {
+      check_refused(cap, ctx, o);
+    }
+    o.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    out.push_back(std::move(o));
+  }
+  return out;
+}
+
+const char* status_name(CapabilityOutcome::Status s) {
+  switch (s) {
+    case CapabilityOutcome::Status::held:
+      return "held";
+    case CapabilityOutcome::Status::failed:
+      return "FAILED";
+    case CapabilityOutcome::Status::untested:
+      return "untested";
+    case CapabilityOutcome::Status::refused:
+      return "refused";
+    case CapabilityOutcome::Status::not_refused:
+      return "NOT REFUSED";
+  }
+  return "?";
+}
+
+const char* status_name(CaseOutcome::Status s) {
+  switch (s) {
+    case CaseOutcome::Status::held:
+      return "held";
+    case CaseOutcome::Status::failed:
+      return "FAILED";
+    case CaseOutcome::Status::skipped:
+      return "skipped";
+  }
+  return "?";
+}
+
+}  // namespace cordon::cli

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Certifies one backend with `cordon certify`, as root (`root`) or as the unprivileged test
+# user (`user`); `broken` runs a corpus whose one case must fail and checks that certify says so.
+#   certify.sh root|user|broken CORDON BACKEND [CORPUS]
+# Exit 77 tells ctest the run was skipped; under CI=true a missing prerequisite fails instead.
+set -uo pipefail
+mode=${1:?usage} cordon=$(readlink -f "${2:?usage}") backend=${3:?usage} corpus=${4:-}
+user="${CORDON_TEST_USER:-cordon-test}"
+
+skip_or_fail() {
+  if [[ "${CI:-}" == "true" ]]; then
+    echo "certify ($mode): FAILED (CI=true): $*" >&2
+    exit 1
+  fi
+  echo "certify ($mode): skipped: $*" >&2
+  exit 77
+}
+
+case "$mode" in
+  root)
+    [[ "$(id -u)" -eq 0 ]] || skip_or_fail "needs root"
+    exec "$cordon" certify --backend "$backend"
+    ;;
+  user)
+    [[ "$(id -u)" -eq 0 ]] || exec "$cordon" certify --backend "$backend"
+    id -u "$user" >/dev/null 2>&1 || skip_or_fail "user '$user' does not exist (scripts/test-user)"
+    cd / && exec runuser -u "$user" -- "$cordon" certify --backend "$backend"
+    ;;
+  broken)
+    out=$("$cordon" certify --backend "$backend" --corpus "$corpus" 2>&1)
+    status=$?
+    echo "$out"
+    [[ $status -eq 1 ]] || { echo "expected exit 1, got $status" >&2; exit 1; }
+    grep -q "FAILED: an inherited variable that is granted: attack: expected denied" <<<"$out" ||
+      { echo "the failed case is not named" >&2; exit 1; }
+    grep -q "NOT certified" <<<"$out" || { echo "no verdict" >&2; exit 1; }
+    ;;
+  *)
+    echo "certify.sh: unknown mode '$mode'" >&2
+    exit 2
+    ;;
+esac

@@ -2,6 +2,7 @@
  * signals and sleeping. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -78,15 +79,26 @@ int verb_env(char** args) {
   return 0;
 }
 
+/* 1 when a file can be made (and is removed again) in HOME. */
+static int home_writable(const char* home) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/.cordon-probe-%ld", home, (long)getpid());
+  int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) return 0;
+  close(fd);
+  unlink(path);
+  return 1;
+}
+
 int verb_home(char** args) {
   (void)args;
   const char* home = getenv("HOME");
   if (home == NULL) return refused("home", "HOME", "unset");
   struct stat st;
   if (stat(home, &st) != 0) return denied("home", describe("stat %s", home));
-  long entries = count_entries(home); /* -1: exists but cannot be listed */
-  return ok("home %s mode=%03o entries=%ld uid=%ld", home, (unsigned)(st.st_mode & 07777), entries,
-            (long)st.st_uid);
+  long entries = count_entries(home); /* -1: exists but cannot be listed; counted before the test */
+  return ok("home %s mode=%03o entries=%ld uid=%ld writable=%d", home,
+            (unsigned)(st.st_mode & 07777), entries, (long)st.st_uid, home_writable(home));
 }
 
 int verb_stdin(char** args) {

@@ -55,6 +55,9 @@ std::vector<SetupStep> setup_of(const toml::table& t, const std::filesystem::pat
     } else if (auto d = string_of(*step, "dir", file)) {
       s.kind = SetupStep::Kind::dir;
       s.path = *d;
+    } else if (auto copy = string_of(*step, "probe", file)) {
+      s.kind = SetupStep::Kind::probe;
+      s.path = *copy;
     } else if (auto l = string_of(*step, "symlink", file)) {
       s.kind = SetupStep::Kind::symlink;
       s.path = *l;
@@ -62,7 +65,7 @@ std::vector<SetupStep> setup_of(const toml::table& t, const std::filesystem::pat
       if (!to) corpus_error(file, "a symlink step needs 'to'");
       s.text = *to;
     } else {
-      corpus_error(file, "a setup step needs 'file', 'dir' or 'symlink'");
+      corpus_error(file, "a setup step needs 'file', 'dir', 'symlink' or 'probe'");
     }
     out.push_back(std::move(s));
   }
@@ -80,6 +83,12 @@ Probe probe_of(const toml::table& t, const std::string& prefix, const std::strin
   p.policy = string_of(t, (prefix + "policy").c_str(), file);
   p.stdin_data = string_of(t, (prefix + "stdin").c_str(), file);
   p.stops_growing = string_of(t, (prefix + "stops_growing").c_str(), file);
+  p.program = string_of(t, (prefix + "program").c_str(), file);
+  if (const toml::node* n = t.get(prefix + "stop_after")) {
+    auto seconds = n->value<double>();
+    if (!seconds || *seconds <= 0) corpus_error(file, "'" + prefix + "stop_after' must be seconds");
+    p.stop_after = *seconds;
+  }
   return p;
 }
 
@@ -90,6 +99,11 @@ Case case_of(const toml::table& t, const std::filesystem::path& file) {
   if (!t.get("attack")) corpus_error(file, "case '" + c.name + "' has no attack");
   c.attack = probe_of(t, "", "denied", file);
   if (t.get("allowed")) c.allowed = probe_of(t, "allowed_", "ok", file);
+  if (const toml::node* n = t.get("allowed_is_control")) {
+    auto flag = n->value<bool>();
+    if (!flag) corpus_error(file, "'allowed_is_control' must be true or false");
+    c.allowed_is_control = *flag;
+  }
   c.needs = strings_of(t.get("needs"), file, "needs");
   c.setup = setup_of(t, file);
   return c;
@@ -110,6 +124,7 @@ CapabilityCases load_capability_cases(const std::filesystem::path& file) {
   if (out.capability.empty()) corpus_error(file, "'capability' is missing");
   out.policy = string_of(root, "policy", file).value_or("");
   out.setup = setup_of(root, file);
+  out.requires_ids = strings_of(root.get("requires"), file, "requires");
   const auto* cases = root.get_as<toml::array>("case");
   if (!cases || cases->empty()) corpus_error(file, "no [[case]]");
   for (const auto& node : *cases) {

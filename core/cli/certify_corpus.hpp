@@ -12,7 +12,7 @@ namespace cordon::cli {
 
 /// A file or directory certify makes in the run's directory before a case runs.
 struct SetupStep {
-  enum class Kind { file, dir, symlink } kind = Kind::file;
+  enum class Kind { file, dir, symlink, probe } kind = Kind::file;  ///< probe: a copy of it
   std::string path;  ///< may use the placeholders of docs/certify.md
   std::string text;  ///< a file's content, or a symlink's target
 };
@@ -20,8 +20,11 @@ struct SetupStep {
 /// One probe run and what it must show.
 struct Probe {
   std::vector<std::string> args;  ///< cordon-probe's verb and arguments
-  /// "ok", "denied", "timeout", "exit:N", "signal:N" or "truncated".
+  /// "ok", "denied", "timeout", "truncated", "exit:N", "signal" (any), "signal:N", or "status:N"
+  /// (cordon's exit status for the run: 124 timeout, 126/127 exec failures, 128+n a signal).
   std::string expect;
+  std::optional<std::string> program;     ///< runs this instead of the probe (args follow it)
+  std::optional<double> stop_after;       ///< seconds: then a terminate request, a kill 1 s later
   std::vector<std::string> stdout_has;    ///< every one must appear in stdout
   std::vector<std::string> stdout_lacks;  ///< none may appear in stdout
   std::optional<std::string> policy;      ///< replaces the file's policy for this run
@@ -34,6 +37,9 @@ struct Case {
   std::string name;
   Probe attack;
   std::optional<Probe> allowed;
+  /// The twin only shows that the attack's target is reachable here (the same attack under a
+  /// policy that allows it): when it fails, the case cannot show anything and is skipped.
+  bool allowed_is_control = false;
   std::vector<std::string> needs;  ///< host facts the case needs (see docs/certify.md)
   std::vector<SetupStep> setup;    ///< besides the file's
 };
@@ -42,6 +48,9 @@ struct Case {
 struct CapabilityCases {
   std::string capability;
   std::string policy;  ///< a policy fragment (TOML) that requires `capability`
+  /// Capabilities every run of the file asks for beyond its policy (`requires`): for an id no
+  /// policy clause asks for alone (proc.isolate comes with read confinement).
+  std::vector<std::string> requires_ids;
   std::vector<SetupStep> setup;
   std::vector<Case> cases;
   std::filesystem::path file;

@@ -7,6 +7,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <fstream>
@@ -51,6 +52,7 @@ struct Context {
 std::string substitute(std::string text, const Context& ctx, const fs::path& ws) {
   auto values = ctx.host.values();
   values["{workspace}"] = ws.string();
+  values["{workspace_name}"] = ws.filename().string();
   for (const auto& [key, value] : values)
     for (auto pos = text.find(key); pos != std::string::npos; pos = text.find(key, pos))
       text.replace(pos, key.size(), value), pos += value.size();
@@ -69,14 +71,22 @@ struct Shown {
   std::string out_text;
 };
 
-// Stops the run at kCaseDeadline unless it ended first.
+// Kills the run at kCaseDeadline unless it ended first; with `stop_after`, asks it to
+// terminate then and kills it a second later, as a caller stopping a run does.
 class Watchdog {
  public:
-  explicit Watchdog(std::shared_ptr<StopToken> stop)
-      : thread_([this, stop] {
+  Watchdog(std::shared_ptr<StopToken> stop, std::optional<double> stop_after)
+      : thread_([this, stop, stop_after] {
           std::unique_lock lock(mutex_);
-          if (!cv_.wait_for(lock, kCaseDeadline, [this] { return done_; }))
+          auto ended = [this] { return done_; };
+          if (stop_after) {
+            auto first = std::chrono::duration<double>(*stop_after);
+            if (cv_.wait_for(lock, first, ended)) return;
+            stop->request(StopToken::Level::terminate);
+            if (cv_.wait_for(lock, std::chrono::seconds(1), ended)) return;
             stop->request(StopToken::Level::kill);
+          }
+          if (!cv_.wait_for(lock, kCaseDeadline, ended)) stop->request(StopToken::Level::kill);
         }) {}
   ~Watchdog() {
     {
@@ -94,15 +104,16 @@ class Watchdog {
   std::thread thread_;
 };
 
-Shown run_probe(const Context& ctx, Policy policy, const fs::path& ws,
-                const std::vector<std::string>& args, const std::optional<std::string>& in) {
+Shown run_probe(const Context& ctx, Policy policy, const fs::path& ws, const Probe& probe,
+                const std::vector<std::string>& requires_ids) {
   Invocation inv;
+  for (const auto& id : requires_ids) inv.extra_requirements.push_back({id, "certify's corpus"});
   inv.policy = std::move(policy);
-  inv.argv = {(ws / "cordon-probe").string()};
-  for (const auto& a : args) inv.argv.push_back(substitute(a, ctx, ws));
+  inv.argv = {probe.program ? substitute(*probe.program, ctx, ws) : (ws / "cordon-probe").string()};
+  for (const auto& a : probe.args) inv.argv.push_back(substitute(a, ctx, ws));
   inv.workspace = ws;
   inv.backend = ctx.target.backend;
-  inv.stdin_data = in;
+  inv.stdin_data = probe.stdin_data;
   inv.caller_env = caller_environment();
   inv.caller_env["CORDON_CERTIFY_CANARY"] = "inherited";  // env.grant: must never arrive
   inv.host_home = host_home();
@@ -111,7 +122,7 @@ Shown run_probe(const Context& ctx, Policy policy, const fs::path& ws,
   CollectSink sink;
   Shown shown;
   {
-    Watchdog watchdog(inv.stop);
+    Watchdog watchdog(inv.stop, probe.stop_after);
     shown.out = run_invocation(*ctx.target.registry, inv, sink);
   }
   shown.out_text = std::move(sink.out);
@@ -136,11 +147,13 @@ std::string observed(const Shown& s) {
 }
 
 bool expectation_met(const std::string& expect, const RunResult& r, const std::string& out) {
+  if (expect.rfind("status:", 0) == 0) return r.cli_status() == std::stoi(expect.substr(7));
   if (r.error) return false;
   if (expect == "ok") return r.exit_code == 0 && reported_ok(out);
   if (expect == "denied") return !reported_ok(out) && (r.exit_code != 0 || r.signal != 0);
   if (expect == "timeout") return r.timed_out;
   if (expect == "truncated") return r.stdout_truncated;
+  if (expect == "signal") return r.signal != 0;
   if (expect.rfind("exit:", 0) == 0) return r.exit_code == std::stoi(expect.substr(5));
   if (expect.rfind("signal:", 0) == 0) {
     int n = std::stoi(expect.substr(7));
@@ -193,6 +206,10 @@ void apply_setup(const std::vector<SetupStep>& steps, const Context& ctx, const 
       case SetupStep::Kind::symlink:
         fs::create_symlink(substitute(step.text, ctx, ws), path);
         break;
+      case SetupStep::Kind::probe:
+        fs::copy_file(ws / "cordon-probe", path);
+        fs::permissions(path, fs::perms(0755));
+        break;
       case SetupStep::Kind::file: {
         std::ofstream(path) << step.text;
         fs::permissions(path, fs::perms(0666));
@@ -220,16 +237,20 @@ CaseOutcome run_case(const CapabilityCases& cap, const Case& c, const Context& c
   apply_setup(cap.setup, ctx, ws);
   apply_setup(c.setup, ctx, ws);
   Shown attack = run_probe(ctx, case_policy(c.attack.policy.value_or(cap.policy), ctx, ws), ws,
-                           c.attack.args, c.attack.stdin_data);
+                           c.attack, cap.requires_ids);
   std::string failure = judge(c.attack, attack, ctx, ws);
   o.evidence = "attack: " + observed(attack);
   if (failure.empty() && c.allowed) {
     Shown twin = run_probe(ctx, case_policy(c.allowed->policy.value_or(cap.policy), ctx, ws), ws,
-                           c.allowed->args, c.allowed->stdin_data);
-    if (auto f = judge(*c.allowed, twin, ctx, ws); !f.empty())
-      failure = "allowed twin: " + f;
-    else
-      o.evidence += "; allowed twin: " + observed(twin);
+                           *c.allowed, cap.requires_ids);
+    std::string f = judge(*c.allowed, twin, ctx, ws);
+    if (!f.empty() && c.allowed_is_control) {
+      o.status = CaseOutcome::Status::skipped;
+      o.evidence = "the target cannot be reached here even where allowed: " + f;
+      return o;
+    }
+    if (!f.empty()) failure = "allowed twin: " + f;
+    if (f.empty()) o.evidence += "; allowed twin: " + observed(twin);
   } else if (!failure.empty()) {
     failure = "attack: " + failure;
   }
@@ -241,7 +262,9 @@ CaseOutcome run_case(const CapabilityCases& cap, const Case& c, const Context& c
 // An unclaimed capability: a run requiring it must be refused before anything runs.
 void check_refused(const CapabilityCases& cap, const Context& ctx, CapabilityOutcome& o) {
   fs::path ws = ctx.host.new_workspace();
-  Shown s = run_probe(ctx, case_policy(cap.policy, ctx, ws), ws, {"exit", "0"}, std::nullopt);
+  Probe exit_at_once;
+  exit_at_once.args = {"exit", "0"};
+  Shown s = run_probe(ctx, case_policy(cap.policy, ctx, ws), ws, exit_at_once, cap.requires_ids);
   const auto& error = s.out.result.error;
   bool refused = error && error->code().rfind("CRD1", 0) == 0;
   o.status = refused ? CapabilityOutcome::Status::refused : CapabilityOutcome::Status::not_refused;
@@ -263,6 +286,8 @@ void run_claimed(const CapabilityCases& cap, const Context& ctx, CapabilityOutco
 
 // The corpus file's policy must require its capability, or its cases prove nothing.
 bool requires_own_capability(const CapabilityCases& cap, const Context& ctx) {
+  const auto& ids = cap.requires_ids;
+  if (std::find(ids.begin(), ids.end(), cap.capability) != ids.end()) return true;
   fs::path ws = ctx.host.new_workspace();
   return requires_capability(derive_requirements(case_policy(cap.policy, ctx, ws)), cap.capability);
 }

@@ -161,8 +161,41 @@ bool supervisor_alive(const ChildPlan& plan, pid_t supervisor, int report_fd) {
   fail(report_fd, sdk::ChildStage::exec, error, 0, missing ? 127 : 126);
 }
 
+// In a new pid namespace the process made there is its pid 1, which gets no signal it does not
+// handle: a command running as pid 1 could not die of its own raise(), nor of a SIGTERM. So it
+// stays behind as the namespace's init and forks the command. Its only work: reap, and write
+// the command's wait status to `status_fd` before it exits (a pid 1 cannot die of a signal of
+// its own choosing to pass the status on). The command's end is the init's, and so the
+// namespace's. Returns in the command's process.
+void split_off_init(int report_fd, int status_fd) {
+  pid_t command = ::fork();
+  if (command < 0) fail(report_fd, sdk::ChildStage::fork, errno, 0, 125);
+  if (command == 0) {
+    ::close(status_fd);
+    return;
+  }
+  // Nothing of the command's stays open here: its output ends when it does, and the
+  // supervisor's wait for an exec failure ends at the command's exec.
+  for (int fd : {report_fd, 0, 1, 2}) ::close(fd);
+  sigset_t all;
+  sigfillset(&all);
+  ::sigprocmask(SIG_SETMASK, &all, nullptr);
+  int status = 0;
+  while (true) {
+    int st = 0;
+    pid_t done = ::waitpid(-1, &st, 0);
+    if (done == command) {
+      status = st;
+      break;
+    }
+    if (done < 0 && errno != EINTR) break;
+  }
+  write_all(status_fd, &status, sizeof status);
+  _exit(0);
+}
+
 [[noreturn]] void become_command(const ChildPlan& plan, const ChildFds& fds, pid_t supervisor,
-                                 const GuardFilter* guard, int report_fd) {
+                                 const GuardFilter* guard, int report_fd, int init_status_fd) {
   ::setpgid(0, 0);
   default_signals();
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -173,6 +206,7 @@ bool supervisor_alive(const ChildPlan& plan, pid_t supervisor, int report_fd) {
   int item = 0;
   if (int error = finish_namespaces(plan, item); error != 0)
     fail(report_fd, sdk::ChildStage::namespaces, error, item, 125);
+  if (plan.namespaces & CLONE_NEWPID) split_off_init(report_fd, init_status_fd);
   for (std::size_t i = 0; i < plan.rlimit_count; ++i) {
     rlimit rl{plan.rlimits[i].second, plan.rlimits[i].second};
     if (::setrlimit(plan.rlimits[i].first, &rl) != 0)
@@ -332,6 +366,7 @@ void run_supervisor(const ChildPlan& plan, const ChildFds& fds) {
   for (int s : {SIGCHLD, SIGTERM, SIGHUP, SIGINT, SIGQUIT, kTerminateSignal}) sigaddset(&wake, s);
   SupervisorReport report{kReportMagic, 0, 0, 0, 0, 0, 0, 0, 0, 0};
   int failure_pipe[2];
+  int init_pipe[2] = {-1, -1};  // with CLONE_NEWPID: the command's wait status, from its init
   pid_t me = ::getpid();
   // The namespaces come first: once not dumpable, this process cannot write its own uid_map.
   int ns_item = 0;
@@ -347,11 +382,13 @@ void run_supervisor(const ChildPlan& plan, const ChildFds& fds) {
   bool ok = ::prctl(PR_SET_CHILD_SUBREAPER, 1) == 0 && ::prctl(PR_SET_PDEATHSIG, SIGTERM) == 0 &&
             ::prctl(PR_SET_DUMPABLE, 0) == 0 && ::getppid() == plan.cordon &&
             (!plan.guard || build_guard(guard, me, ::getpgrp())) &&
-            ::pipe2(failure_pipe, O_CLOEXEC) == 0;
+            ::pipe2(failure_pipe, O_CLOEXEC) == 0 &&
+            (!(plan.namespaces & CLONE_NEWPID) || ::pipe2(init_pipe, O_CLOEXEC) == 0);
   pid_t command = ok ? ::fork() : -1;
   if (command == 0) {
     ::close(failure_pipe[0]);
-    become_command(plan, fds, me, plan.guard ? &guard : nullptr, failure_pipe[1]);
+    if (init_pipe[0] >= 0) ::close(init_pipe[0]);
+    become_command(plan, fds, me, plan.guard ? &guard : nullptr, failure_pipe[1], init_pipe[1]);
   }
   if (command < 0) {
     report.stage = static_cast<int>(ok ? sdk::ChildStage::fork : sdk::ChildStage::setup);
@@ -360,6 +397,7 @@ void run_supervisor(const ChildPlan& plan, const ChildFds& fds) {
     _exit(0);
   }
   ::close(failure_pipe[1]);
+  if (init_pipe[1] >= 0) ::close(init_pipe[1]);
   ::close(fds.in);
   ::close(fds.out);
   ::close(fds.err);
@@ -380,6 +418,11 @@ void run_supervisor(const ChildPlan& plan, const ChildFds& fds) {
     report.error = failure.error;
     report.item = failure.item;
   }
+  int command_status = 0;
+  if (tree.done && init_pipe[0] >= 0 &&
+      ::read(init_pipe[0], &command_status, sizeof command_status) ==
+          static_cast<ssize_t>(sizeof command_status))
+    tree.status = command_status;  // the init's own status is not the command's
   report.has_status = tree.done ? 1 : 0;
   report.status = tree.status;
   report.leftovers = tree.reaped_after;

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Certifies one backend with `cordon certify`, as root (`root`) or as the unprivileged test
-# user (`user`); `broken` runs a corpus whose one case must fail and checks that certify says so.
+# user (`user`); `docker` certifies the docker backend on the test daemon and image (the ctest
+# fixture cordon_docker starts them) over BASE, a policy every case extends; `broken` runs a
+# corpus whose one case must fail and checks that certify says so.
 #   certify.sh root|user|broken CORDON BACKEND [CORPUS]
+#   certify.sh docker CORDON docker BASE
 # Exit 77 tells ctest the run was skipped; under CI=true a missing prerequisite fails instead.
 set -uo pipefail
 mode=${1:?usage} cordon=$(readlink -f "${2:?usage}") backend=${3:?usage} corpus=${4:-}
@@ -25,6 +28,16 @@ case "$mode" in
     [[ "$(id -u)" -eq 0 ]] || exec "$cordon" certify --backend "$backend"
     id -u "$user" >/dev/null 2>&1 || skip_or_fail "user '$user' does not exist (scripts/test-user)"
     cd / && exec runuser -u "$user" -- "$cordon" certify --backend "$backend"
+    ;;
+  docker)
+    socket="${CORDON_TEST_DOCKER_SOCKET:-/var/run/docker.sock}"
+    image="${CORDON_TEST_IMAGE:-cordon-test/busybox:2}"
+    curl -sf --max-time 10 --unix-socket "$socket" http://docker/_ping >/dev/null 2>&1 ||
+      skip_or_fail "no docker daemon answers at $socket (scripts/docker-daemon start)"
+    config=$(mktemp /tmp/cordon-certify-config-XXXXXX.toml)
+    trap 'rm -f "$config"' EXIT
+    printf '[backends.docker]\nimage = "%s"\nsocket = "%s"\n' "$image" "$socket" >"$config"
+    "$cordon" certify --backend docker --config "$config" --policy "$corpus"
     ;;
   broken)
     out=$("$cordon" certify --backend "$backend" --corpus "$corpus" 2>&1)

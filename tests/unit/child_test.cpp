@@ -221,7 +221,8 @@ TEST_CASE("sdk: in a network namespace a listener on the host's loopback is out 
   ::close(listener);
 }
 
-TEST_CASE("sdk: in a pid namespace the command is pid 1 and sees no host process", "[sdk]") {
+TEST_CASE("sdk: in a pid namespace the command runs under an init and sees no host process",
+          "[sdk]") {
   Plan plan = plan_of({"sh", "-c", "echo $$; ls /proc"});
   std::string host = run_out(sdk::child_spec(plan, "/"), plan);
   auto host_pids = pids_listed(host.substr(host.find('\n') + 1));
@@ -231,17 +232,48 @@ TEST_CASE("sdk: in a pid namespace the command is pid 1 and sees no host process
   sdk::ChildSpec spec = sdk::child_spec(plan, "/");
   spec.namespaces = all_namespaces();
   std::string inside = run_out(spec, plan);
-  CHECK(inside.substr(0, inside.find('\n')) == "1");
+  CHECK(inside.substr(0, inside.find('\n')) == "2");  // pid 1 is the toolkit's init
   auto pids = pids_listed(inside.substr(inside.find('\n') + 1));
-  CHECK(std::count(pids.begin(), pids.end(), 1) == 1);  // the shell
+  CHECK(std::count(pids.begin(), pids.end(), 1) == 1);
+  CHECK(std::count(pids.begin(), pids.end(), 2) == 1);  // the shell
   CHECK(std::count(pids.begin(), pids.end(), ::getpid()) == 0);
-  CHECK(pids.size() <= 2);  // the shell and its ls
+  CHECK(pids.size() <= 3);  // the init, the shell and its ls
+}
+
+// A command that was pid 1 could not die of its own signal, nor of the deadline's SIGTERM.
+TEST_CASE("sdk: in a pid namespace a signal ends the command and is reported as its end",
+          "[sdk]") {
+  if (!namespaces_usable()) return;
+  Plan plan = plan_of({"sh", "-c", "kill -TERM $$; sleep 5; exit 3"});
+  sdk::ChildSpec spec = sdk::child_spec(plan, "/");
+  spec.namespaces = all_namespaces();
+  Collect sink;
+  RunResult r = sdk::child_result(sdk::run_child(spec, sink), plan);
+  CHECK_FALSE(r.error);
+  CHECK(r.signal == SIGTERM);
+  // The twin: the exit status passes through the init unchanged.
+  plan.argv = {"sh", "-c", "exit 3"};
+  spec = sdk::child_spec(plan, "/");
+  spec.namespaces = all_namespaces();
+  r = sdk::child_result(sdk::run_child(spec, sink), plan);
+  CHECK(r.exit_code == 3);
+  CHECK(r.signal == 0);
+  // A stop request's SIGTERM reaches the command: it ends before the grace is over.
+  plan.argv = {"sleep", "30"};
+  spec = sdk::child_spec(plan, "/");
+  spec.namespaces = all_namespaces();
+  spec.stop = std::make_shared<StopToken>();
+  spec.stop->request(StopToken::Level::terminate);
+  spec.grace = 20s;
+  auto started = std::chrono::steady_clock::now();
+  r = sdk::child_result(sdk::run_child(spec, sink), plan);
+  CHECK(r.signal == SIGTERM);
+  CHECK(std::chrono::steady_clock::now() - started < 10s);
 }
 
 TEST_CASE("sdk: in a pid namespace the deadline ends the whole tree, pid 1 included", "[sdk]") {
   if (!namespaces_usable()) return;
   namespace t = cordon::sdk::testing;
-  // pid 1 has no SIGTERM handler: only the SIGKILL after the grace reaches it.
   Plan plan = plan_of({"sh", "-c", "sleep 30 & setsid sleep 30 & sleep 30"});
   plan.env["MARK"] = t::unique_marker();
   sdk::ChildSpec spec = sdk::child_spec(plan, "/");

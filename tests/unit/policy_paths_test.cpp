@@ -111,4 +111,7 @@ TEST_CASE("policy_paths: a write grant covers the workspace only when it is it o
   CHECK(grants_write(p, "/anything"));
   p.filesystem.write = {"relative"};  // unresolved: never a grant
   CHECK_FALSE(grants_write(p, "/w/relative"));
+  p.filesystem.write = {};
+  p.filesystem.write_host = true;  // write = "host": nothing confined, the workspace included
+  CHECK(grants_write(p, "/w/proj"));
 }

@@ -65,10 +65,11 @@ struct ChildSpec {
   ///    each to itself; when `user` is unset, setgroups() is denied in it. Unprivileged, it is
   ///    what lets the others be made. The command keeps its uid, so execve() leaves it no
   ///    capability.
-  ///  - CLONE_NEWPID: the command is pid 1 of a new pid namespace, and cannot name a process
-  ///    outside it; when it ends, the kernel kills every process of the namespace. As pid 1 it
-  ///    gets from outside only SIGKILL, SIGSTOP and signals it handles: the SIGTERM of the
-  ///    deadline or of a stop may be lost, the SIGKILL after `grace` never is.
+  ///  - CLONE_NEWPID: the command runs in a new pid namespace, and cannot name a process outside
+  ///    it. Its pid 1 is a small init the toolkit leaves behind (a command as pid 1 would not die
+  ///    of a SIGTERM or its own raise()): it reaps, and passes the command's exit status or
+  ///    signal on. When the command ends, so does the init, and the kernel kills every process
+  ///    of the namespace.
   ///  - CLONE_NEWNET: a network namespace with only loopback, which the command's process brings
   ///    up.
   ///  - CLONE_NEWIPC: SysV IPC and POSIX message queues of its own. CLONE_NEWUTS: a hostname of

@@ -132,9 +132,10 @@ CORDON_API std::optional<Error> timeout_loosening(const Policy& policy, Duration
                                                   const std::string& source,
                                                   const char* code = code::kBadArgument);
 /// True when `filesystem.write` lets the command write `dir` (absolute, canonical, such as the
-/// workspace): a grant is `dir` or one of its ancestors, compared lexically once normalised. A
-/// backend makes the workspace writable only then: a policy without `{workspace}` in its write
-/// grants gets a read-only workspace, never a silently writable one. Pure.
+/// workspace): `write = "host"`, or a grant that is `dir` or one of its ancestors, compared
+/// lexically once normalised. A backend makes the workspace writable only then: a policy without
+/// `{workspace}` in its write grants gets a read-only workspace, never a silently writable one.
+/// Pure.
 CORDON_API bool grants_write(const Policy& policy, const std::filesystem::path& dir);
 
 /// The same rule for a background job, whose deadline is its lifetime: a caller's timeout

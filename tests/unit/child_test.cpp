@@ -241,8 +241,7 @@ TEST_CASE("sdk: in a pid namespace the command runs under an init and sees no ho
 }
 
 // A command that was pid 1 could not die of its own signal, nor of the deadline's SIGTERM.
-TEST_CASE("sdk: in a pid namespace a signal ends the command and is reported as its end",
-          "[sdk]") {
+TEST_CASE("sdk: in a pid namespace a signal ends the command and is reported as its end", "[sdk]") {
   if (!namespaces_usable()) return;
   Plan plan = plan_of({"sh", "-c", "kill -TERM $$; sleep 5; exit 3"});
   sdk::ChildSpec spec = sdk::child_spec(plan, "/");

@@ -47,7 +47,8 @@ install(FILES ${PROJECT_SOURCE_DIR}/config/defaults.toml DESTINATION ${CMAKE_INS
 # The plugin author's documentation, and the tested example plugin it builds on
 # (tests/fixtures/external-backend without its test script), as share/doc/cordon/example-backend.
 install(FILES ${PROJECT_SOURCE_DIR}/docs/writing-a-backend.md
-  ${PROJECT_SOURCE_DIR}/docs/architecture.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
+  ${PROJECT_SOURCE_DIR}/docs/architecture.md ${PROJECT_SOURCE_DIR}/docs/certify.md
+  DESTINATION ${CMAKE_INSTALL_DOCDIR})
 set(CORDON_EXAMPLE_BACKEND_DIR ${PROJECT_SOURCE_DIR}/tests/fixtures/external-backend)
 install(FILES
   ${CORDON_EXAMPLE_BACKEND_DIR}/CMakeLists.txt ${CORDON_EXAMPLE_BACKEND_DIR}/README.md

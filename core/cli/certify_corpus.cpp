@@ -72,6 +72,15 @@ std::vector<SetupStep> setup_of(const toml::table& t, const std::filesystem::pat
   return out;
 }
 
+std::optional<std::int64_t> count_of(const toml::table& t, const std::string& key,
+                                     const std::filesystem::path& file) {
+  const toml::node* node = t.get(key);
+  if (!node) return std::nullopt;
+  auto n = node->value<std::int64_t>();
+  if (!n || *n < 0) corpus_error(file, "'" + key + "' must be a count of bytes");
+  return *n;
+}
+
 // `prefix` is "" for the attack and "allowed_" for its twin.
 Probe probe_of(const toml::table& t, const std::string& prefix, const std::string& expect,
                const std::filesystem::path& file) {
@@ -84,6 +93,9 @@ Probe probe_of(const toml::table& t, const std::string& prefix, const std::strin
   p.stdin_data = string_of(t, (prefix + "stdin").c_str(), file);
   p.stops_growing = string_of(t, (prefix + "stops_growing").c_str(), file);
   p.program = string_of(t, (prefix + "program").c_str(), file);
+  p.stdout_ends_with = string_of(t, (prefix + "stdout_ends_with").c_str(), file);
+  p.stdout_max_bytes = count_of(t, prefix + "stdout_max_bytes", file);
+  p.stdout_total = count_of(t, prefix + "stdout_total", file);
   if (const toml::node* n = t.get(prefix + "stop_after")) {
     auto seconds = n->value<double>();
     if (!seconds || *seconds <= 0) corpus_error(file, "'" + prefix + "stop_after' must be seconds");

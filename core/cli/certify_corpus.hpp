@@ -3,6 +3,7 @@
 // (share/cordon/conformance/); the format is described in docs/certify.md.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -27,7 +28,10 @@ struct Probe {
   std::optional<double> stop_after;       ///< seconds: then a terminate request, a kill 1 s later
   std::vector<std::string> stdout_has;    ///< every one must appear in stdout
   std::vector<std::string> stdout_lacks;  ///< none may appear in stdout
-  std::optional<std::string> policy;      ///< replaces the file's policy for this run
+  std::optional<std::string> stdout_ends_with;
+  std::optional<std::int64_t> stdout_max_bytes;  ///< what reached cordon's caller, at most
+  std::optional<std::int64_t> stdout_total;      ///< what the command wrote, exactly
+  std::optional<std::string> policy;             ///< replaces the file's policy for this run
   std::optional<std::string> stdin_data;
   std::optional<std::string> stops_growing;  ///< a file that must not grow once the run is over
 };

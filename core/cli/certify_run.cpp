@@ -179,6 +179,17 @@ std::string judge(const Probe& probe, const Shown& s, const Context& ctx, const 
   for (const auto& lacks : probe.stdout_lacks)
     if (s.out_text.find(substitute(lacks, ctx, ws)) != std::string::npos)
       return "output shows \"" + lacks + "\": " + observed(s);
+  const std::string& out = s.out_text;
+  if (probe.stdout_ends_with && (out.size() < probe.stdout_ends_with->size() ||
+                                 out.compare(out.size() - probe.stdout_ends_with->size(),
+                                             std::string::npos, *probe.stdout_ends_with) != 0))
+    return "output does not end with \"" + *probe.stdout_ends_with + "\": " + observed(s);
+  if (probe.stdout_max_bytes && out.size() > static_cast<std::uint64_t>(*probe.stdout_max_bytes))
+    return std::to_string(out.size()) + " bytes of output reached cordon's caller, more than " +
+           std::to_string(*probe.stdout_max_bytes);
+  if (probe.stdout_total && r.stdout_bytes != static_cast<std::uint64_t>(*probe.stdout_total))
+    return "the command's output counted " + std::to_string(r.stdout_bytes) + " bytes, not " +
+           std::to_string(*probe.stdout_total);
   if (probe.stops_growing) {
     fs::path file = substitute(*probe.stops_growing, ctx, ws);
     auto before = size_of(file);

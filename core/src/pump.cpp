@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 
 namespace cordon::sdk {
@@ -73,6 +74,13 @@ struct Pump::State {
     bool active = true;
   };
 
+  /// What a polled descriptor stands for: kept in a vector reused pass after pass, so a
+  /// wake-up allocates nothing.
+  struct Ready {
+    enum class Kind : std::uint8_t { output, input, watch, wake } kind;
+    std::size_t index = 0;  ///< into outputs or watches
+  };
+
   explicit State(OutputSink& s) : sink(s) {}
   ~State() { close_input(); }
 
@@ -123,6 +131,25 @@ struct Pump::State {
     if (status == IoStatus::end || rest.empty()) in.open = false;  // gone, or EOF sent
   }
 
+  void serve(Ready r, const PumpControl& control) {
+    switch (r.kind) {
+      case Ready::Kind::output: {
+        Output& o = outputs[r.index];
+        o.source.read ? read_source(o) : read_local(o);
+        break;
+      }
+      case Ready::Kind::input:
+        feed();
+        break;
+      case Ready::Kind::watch:
+        watches[r.index].active = watches[r.index].on_ready();
+        break;
+      case Ready::Kind::wake:
+        control.stop->drain_wake();
+        break;
+    }
+  }
+
   OutputSink& sink;
   std::vector<Output> outputs;
   std::optional<Input> input;
@@ -171,7 +198,7 @@ PumpEnd Pump::run(const PumpControl& control) {
   };
   // Each pass: who is waited on, how long, then what the time and the token say, then service.
   std::vector<pollfd> fds;
-  std::vector<std::function<void()>> serve;
+  std::vector<State::Ready> serve;
   std::optional<Clock::time_point> linger_until;
   try {
     while (s.streams_open() || s.watching()) {
@@ -182,28 +209,28 @@ PumpEnd Pump::run(const PumpControl& control) {
       fds.clear();
       serve.clear();
       bool tick = false;
-      auto wait_on = [&](int fd, short events, std::function<void()> fn) {
+      using Kind = State::Ready::Kind;
+      auto wait_on = [&](int fd, short events, Kind kind, std::size_t index) {
         fds.push_back({fd, events, 0});
-        serve.push_back(std::move(fn));
+        serve.push_back({kind, index});
       };
-      for (auto& o : s.outputs) {
-        if (!o.open) continue;
-        auto fn = [&s, &o] { o.source.read ? s.read_source(o) : s.read_local(o); };
-        if (o.source.fd >= 0)
-          wait_on(o.source.fd, POLLIN, fn);
+      for (std::size_t k = 0; k < s.outputs.size(); ++k) {
+        if (!s.outputs[k].open) continue;
+        if (s.outputs[k].source.fd >= 0)
+          wait_on(s.outputs[k].source.fd, POLLIN, Kind::output, k);
         else
           tick = true;
       }
       if (s.input && s.input->open) {
         if (s.input->drain.fd >= 0)
-          wait_on(s.input->drain.fd, POLLOUT, [&s] { s.feed(); });
+          wait_on(s.input->drain.fd, POLLOUT, Kind::input, 0);
         else
           tick = true;
       }
-      for (auto& w : s.watches)
-        if (w.active) wait_on(w.fd, POLLIN, [&w] { w.active = w.on_ready(); });
+      for (std::size_t k = 0; k < s.watches.size(); ++k)
+        if (s.watches[k].active) wait_on(s.watches[k].fd, POLLIN, Kind::watch, k);
       int wake = control.stop && !end.killed ? control.stop->wake_fd() : -1;
-      if (wake >= 0) wait_on(wake, POLLIN, [&control] { control.stop->drain_wake(); });
+      if (wake >= 0) wait_on(wake, POLLIN, Kind::wake, 0);
       if (control.stop && !end.killed && wake < 0) tick = true;
 
       int timeout = -1;
@@ -231,7 +258,7 @@ PumpEnd Pump::run(const PumpControl& control) {
         kill();
       }
       for (std::size_t i = 0; ready > 0 && i < fds.size(); ++i)
-        if (fds[i].revents) serve[i]();
+        if (fds[i].revents) s.serve(serve[i], control);
       if (tick) {
         for (auto& o : s.outputs)
           if (o.open && o.source.fd < 0) s.read_source(o);

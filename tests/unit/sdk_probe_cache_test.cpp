@@ -20,7 +20,9 @@
 #include <fstream>
 #include <optional>
 #include <sstream>
+
 #include <stdexcept>
+#include "aged_file.hpp"
 
 using namespace cordon;
 using namespace std::chrono_literals;
@@ -288,10 +290,7 @@ TEST_CASE("sdk probe_cache: storing removes stale entries of its prefixes, and o
   cache.store(sample_facts());
   auto put = [&](const std::string& name, std::chrono::seconds age) {
     fs::path p = s.state() / name;
-    std::ofstream(p) << "x";
-    std::time_t then = std::time(nullptr) - age.count();
-    timespec times[2] = {{then, 0}, {then, 0}};
-    REQUIRE(::utimensat(AT_FDCWD, p.c_str(), times, AT_SYMLINK_NOFOLLOW) == 0);
+    REQUIRE(cordon::testing::write_aged_file(p, age));
     return p;
   };
   auto stale = std::chrono::duration_cast<std::chrono::seconds>(sdk::kProbeCacheStaleAfter) + 60s;

@@ -14,6 +14,7 @@
 #include <fstream>
 #include <optional>
 
+#include "aged_file.hpp"
 #include "probe_cache.hpp"
 #include "reductions.hpp"
 #include "ruleset.hpp"
@@ -310,10 +311,7 @@ TEST_CASE("probe cache: storing a probe removes stale applet lists with stale pr
   store_probe_cache(cache, trusted_facts());
   auto put = [&](const std::string& name, std::chrono::seconds age) {
     std::filesystem::path p = s.backend() / name;
-    write_file(p.string(), "x");
-    std::time_t then = std::time(nullptr) - age.count();
-    timespec times[2] = {{then, 0}, {then, 0}};
-    REQUIRE(::utimensat(AT_FDCWD, p.c_str(), times, AT_SYMLINK_NOFOLLOW) == 0);
+    REQUIRE(cordon::testing::write_aged_file(p, age));
     return p;
   };
   auto stale = std::chrono::duration_cast<std::chrono::seconds>(sdk::kProbeCacheStaleAfter) + 60s;

@@ -299,7 +299,8 @@ void run_claimed(const CapabilityCases& cap, const Context& ctx, CapabilityOutco
 bool requires_own_capability(const CapabilityCases& cap, const Context& ctx) {
   const auto& ids = cap.requires_ids;
   if (std::find(ids.begin(), ids.end(), cap.capability) != ids.end()) return true;
-  fs::path ws = ctx.host.new_workspace();
+  // Loading and deriving are pure: a workspace path that is never made will do.
+  fs::path ws = fs::path(ctx.host.values().at("{outside}")).parent_path() / "requirements-only";
   return requires_capability(derive_requirements(case_policy(cap.policy, ctx, ws)), cap.capability);
 }
 

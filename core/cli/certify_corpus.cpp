@@ -58,6 +58,12 @@ std::vector<SetupStep> setup_of(const toml::table& t, const std::filesystem::pat
     } else if (auto copy = string_of(*step, "probe", file)) {
       s.kind = SetupStep::Kind::probe;
       s.path = *copy;
+    } else if (auto h = string_of(*step, "hard_link", file)) {
+      s.kind = SetupStep::Kind::hard_link;
+      s.path = *h;
+      auto to = string_of(*step, "to", file);
+      if (!to) corpus_error(file, "a hard_link step needs 'to'");
+      s.text = *to;
     } else if (auto l = string_of(*step, "symlink", file)) {
       s.kind = SetupStep::Kind::symlink;
       s.path = *l;
@@ -65,7 +71,7 @@ std::vector<SetupStep> setup_of(const toml::table& t, const std::filesystem::pat
       if (!to) corpus_error(file, "a symlink step needs 'to'");
       s.text = *to;
     } else {
-      corpus_error(file, "a setup step needs 'file', 'dir', 'symlink' or 'probe'");
+      corpus_error(file, "a setup step needs 'file', 'dir', 'symlink', 'hard_link' or 'probe'");
     }
     out.push_back(std::move(s));
   }
@@ -81,12 +87,39 @@ std::optional<std::int64_t> count_of(const toml::table& t, const std::string& ke
   return *n;
 }
 
+bool numbered(const std::string& e, const std::string& kind) {
+  if (e.rfind(kind, 0) != 0 || e.size() == kind.size()) return false;
+  return std::all_of(e.begin() + static_cast<long>(kind.size()), e.end(),
+                     [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// One expectation or several separated by '|' (any of them will do), each a known kind.
+void check_expectation(const std::string& expect, const std::filesystem::path& file) {
+  std::size_t start = 0;
+  while (start <= expect.size()) {
+    std::size_t bar = expect.find('|', start);
+    std::string e =
+        expect.substr(start, bar == std::string::npos ? std::string::npos : bar - start);
+    static const char* const kinds[] = {"ok",      "denied",    "refused",
+                                        "timeout", "truncated", "signal"};
+    bool known = std::find(std::begin(kinds), std::end(kinds), e) != std::end(kinds) ||
+                 numbered(e, "exit:") || numbered(e, "signal:") || numbered(e, "status:");
+    if (!known)
+      corpus_error(file, "unknown expectation '" + e +
+                             "' (ok, denied, refused, timeout, truncated, signal, signal:N, "
+                             "exit:N, status:N, or several joined by '|')");
+    if (bar == std::string::npos) break;
+    start = bar + 1;
+  }
+}
+
 // `prefix` is "" for the attack and "allowed_" for its twin.
 Probe probe_of(const toml::table& t, const std::string& prefix, const std::string& expect,
                const std::filesystem::path& file) {
   Probe p;
   p.args = strings_of(t.get(prefix.empty() ? "attack" : "allowed"), file, "attack");
   p.expect = string_of(t, (prefix + "expect").c_str(), file).value_or(expect);
+  check_expectation(p.expect, file);
   p.stdout_has = strings_of(t.get(prefix + "stdout_has"), file, prefix + "stdout_has");
   p.stdout_lacks = strings_of(t.get(prefix + "stdout_lacks"), file, prefix + "stdout_lacks");
   p.policy = string_of(t, (prefix + "policy").c_str(), file);

@@ -13,16 +13,18 @@ namespace cordon::cli {
 
 /// A file or directory certify makes in the run's directory before a case runs.
 struct SetupStep {
-  enum class Kind { file, dir, symlink, probe } kind = Kind::file;  ///< probe: a copy of it
+  enum class Kind { file, dir, symlink, hard_link, probe } kind = Kind::file;  ///< probe: a copy
   std::string path;  ///< may use the placeholders of docs/certify.md
-  std::string text;  ///< a file's content, or a symlink's target
+  std::string text;  ///< a file's content, or a link's target
 };
 
 /// One probe run and what it must show.
 struct Probe {
   std::vector<std::string> args;  ///< cordon-probe's verb and arguments
-  /// "ok", "denied", "timeout", "truncated", "exit:N", "signal" (any), "signal:N", or "status:N"
-  /// (cordon's exit status for the run: 124 timeout, 126/127 exec failures, 128+n a signal).
+  /// "ok", "denied", "refused" (by cordon before anything ran, CRD1xxx), "timeout",
+  /// "truncated", "exit:N", "signal" (any), "signal:N", or "status:N" (cordon's exit status for
+  /// the run: 124 timeout, 126/127 exec failures, 128+n a signal); several joined by '|' mean
+  /// any of them.
   std::string expect;
   std::optional<std::string> program;     ///< runs this instead of the probe (args follow it)
   std::optional<double> stop_after;       ///< seconds: then a terminate request, a kill 1 s later

@@ -146,8 +146,9 @@ std::string observed(const Shown& s) {
   return line.empty() ? text : text + ", \"" + line + "\"";
 }
 
-bool expectation_met(const std::string& expect, const RunResult& r, const std::string& out) {
+bool one_met(const std::string& expect, const RunResult& r, const std::string& out) {
   if (expect.rfind("status:", 0) == 0) return r.cli_status() == std::stoi(expect.substr(7));
+  if (expect == "refused") return r.error && r.error->code().rfind("CRD1", 0) == 0;
   if (r.error) return false;
   if (expect == "ok") return r.exit_code == 0 && reported_ok(out);
   if (expect == "denied") return !reported_ok(out) && (r.exit_code != 0 || r.signal != 0);
@@ -160,6 +161,18 @@ bool expectation_met(const std::string& expect, const RunResult& r, const std::s
     return r.signal == n || r.exit_code == 128 + n;
   }
   return false;
+}
+
+// `expect` may join several expectations with '|': any of them will do.
+bool expectation_met(const std::string& expect, const RunResult& r, const std::string& out) {
+  std::size_t start = 0;
+  while (true) {
+    std::size_t bar = expect.find('|', start);
+    if (one_met(expect.substr(start, bar == std::string::npos ? bar : bar - start), r, out))
+      return true;
+    if (bar == std::string::npos) return false;
+    start = bar + 1;
+  }
 }
 
 std::uintmax_t size_of(const fs::path& p) {
@@ -216,6 +229,9 @@ void apply_setup(const std::vector<SetupStep>& steps, const Context& ctx, const 
         break;
       case SetupStep::Kind::symlink:
         fs::create_symlink(substitute(step.text, ctx, ws), path);
+        break;
+      case SetupStep::Kind::hard_link:
+        fs::create_hard_link(substitute(step.text, ctx, ws), path);
         break;
       case SetupStep::Kind::probe:
         fs::copy_file(ws / "cordon-probe", path);

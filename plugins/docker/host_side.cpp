@@ -58,8 +58,25 @@ std::vector<std::string> existing_write_paths(const Plan& plan, std::vector<std:
   return out;
 }
 
+namespace {
+
+// Where the command could write on the host: where a planted hard link would be.
+std::vector<std::string> writable_dirs(const Plan& plan) {
+  std::vector<std::string> out{plan.workspace.lexically_normal().string()};
+  for (const auto& w : plan.policy.filesystem.write)
+    if (!w.empty() && w.front() == '/') out.push_back(fs::path(w).lexically_normal().string());
+  if (plan.policy.filesystem.home == HomeMode::host && !plan.host_home.empty())
+    out.push_back(plan.host_home.lexically_normal().string());
+  for (auto& d : out)
+    while (d.size() > 1 && d.back() == '/') d.pop_back();
+  return out;
+}
+
+}  // namespace
+
 std::vector<BlockedPath> blocked_paths(const Plan& plan) {
   std::vector<BlockedPath> out;
+  std::vector<std::string> writable = writable_dirs(plan);
   for (const auto& b : plan.policy.filesystem.blocked) {
     BlockedPath p{b, false, false};
     struct stat st {};
@@ -68,6 +85,9 @@ std::vector<BlockedPath> blocked_paths(const Plan& plan) {
       p.directory = S_ISDIR(st.st_mode);
     }
     out.push_back(p);
+    // A file's other names (hard links) are masked wherever a mount shows them.
+    if (p.exists)
+      for (auto& name : other_names_to_mask(b, writable).names) out.push_back({name, true, false});
   }
   return out;
 }

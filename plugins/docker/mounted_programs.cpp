@@ -2,6 +2,7 @@
 #include "mounted_programs.hpp"
 
 #include <cordon/sdk/error.hpp>
+#include <cordon/sdk/path_guard.hpp>
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -66,14 +67,20 @@ Error unmaskable(const std::string& what) {
                "remove the link, or the name from process.blocked_commands");
 }
 
-// A program file in a mount: masked by its container path; a hard link is noted.
-void add_mount_file(const ContainerPath& r, MountedPrograms& out) {
+// A program file in a mount: masked by its container path, and so is each of its other names
+// (hard links) that a mount shows.
+void add_mount_file(const ContainerPath& r, const std::vector<HostMount>& mounts,
+                    MountedPrograms& out) {
   struct stat st {};
   if (::stat(r.host.c_str(), &st) != 0 || S_ISDIR(st.st_mode)) return;
   if (!add_once(out.masks, r.path)) return;
-  if (st.st_nlink > 1)
-    out.notes.push_back("blocked program '" + r.host + "' has " + std::to_string(st.st_nlink) +
-                        " hard links on the host: only this name is masked");
+  std::vector<std::string> writable;
+  for (const auto& m : mounts)
+    if (m.writable) writable.push_back(normal(m.source));
+  std::vector<BlockedPath> others;
+  for (auto& name : other_names_to_mask(normal(r.host), writable).names)
+    others.push_back({name, true});
+  for (const auto& [target, dir] : masks_for(mounts, others)) add_once(out.masks, target);
 }
 
 }  // namespace
@@ -157,7 +164,7 @@ MountedPrograms mounted_programs(const std::vector<std::string>& candidates,
     if (c.empty() || c.front() != '/') continue;
     ContainerPath r = resolve_in_container(c, mounts);
     if (r.where == ContainerPath::Where::mount) {
-      add_mount_file(r, out);
+      add_mount_file(r, mounts, out);
     } else if (r.where == ContainerPath::Where::image && r.via_mount) {
       // A link in a mount to the image: the image's file under the same name is masked like the
       // image's own; another name must be a multi-call program that provides it (checked once
@@ -193,7 +200,7 @@ void settle_image_masks(const std::vector<HostMount>& mounts, ExecMasks& image,
       return;
     }
     ContainerPath r = resolve_in_container(path, mounts);
-    if (r.where == ContainerPath::Where::mount) add_mount_file(r, mounted);
+    if (r.where == ContainerPath::Where::mount) add_mount_file(r, mounts, mounted);
     if (r.where == ContainerPath::Where::image)
       throw unmaskable("blocked program '" + path +
                        "' is reached through links from the image to a host mount and back to '" +

@@ -53,11 +53,17 @@ void add_blocked(const std::vector<std::string>& given, const Writable& w, HostV
       view.blocked_missing.push_back(p);
       continue;
     }
-    struct stat st {};
-    if (!r.dir && ::stat(r.path.c_str(), &st) == 0 && st.st_nlink > 1)
-      view.notes.push_back("blocked file '" + r.path + "' has " + std::to_string(st.st_nlink) +
-                           " hard links: only this name is masked");
     add_mask(view.blocked, {r.path, r.dir, r.dev, r.ino}, w, view);
+    // The same file under another name (a hard link) is masked too, or the run refused.
+    OtherNames others = other_names_to_mask(r.path, w.dirs);
+    for (const auto& name : others.names) {
+      ResolvedPath n = resolve_path(name, LinkRule::outside_bases, w.dirs);
+      if (n.exists && !n.refused) add_mask(view.blocked, {n.path, n.dir, n.dev, n.ino}, w, view);
+    }
+    if (!others.walked_all)
+      view.notes.push_back("blocked directory '" + r.path +
+                           "' holds too many entries to check each file for other names (hard "
+                           "links): those beyond the first 256 were not");
   }
 }
 
@@ -121,7 +127,11 @@ void add_program(const std::string& file, const std::vector<std::string>& writab
                  HostView& view) {
   // One the command could write is its own file, and a mask on it could be raced: skipped.
   ResolvedPath r = resolve_path(file, LinkRule::outside_bases, writable);
-  if (r.exists && !r.refused) add_unique(view.blocked_exec, {r.path, r.dir, r.dev, r.ino});
+  if (!r.exists || r.refused) return;
+  add_unique(view.blocked_exec, {r.path, r.dir, r.dev, r.ino});
+  // A hard link is the same program under another name.
+  for (auto& name : other_names_to_mask(r.path, writable).names)
+    add_unique(view.blocked_exec, {std::move(name), false, r.dev, r.ino});
 }
 
 std::string base_name(const std::string& name) { return name.substr(name.rfind('/') + 1); }

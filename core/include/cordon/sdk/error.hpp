@@ -35,6 +35,8 @@ inline constexpr const char* kServiceUnreachable =
     "CRD1005";  ///< a daemon or service the backend drives did not answer, or went away mid-run
 inline constexpr const char* kUntrustedState =
     "CRD1006";  ///< a directory or file of cordon's own state is not cordon's own
+inline constexpr const char* kUnmaskableName =
+    "CRD1007";  ///< a blocked file has another name (a hard link) that no mask can cover
 // CRD2xxx policy file and settings
 inline constexpr const char* kFileUnreadable = "CRD2001";
 inline constexpr const char* kSyntax = "CRD2002";

@@ -67,4 +67,22 @@ CORDON_API ResolvedPath resolve_path(const std::string& path, LinkRule rule,
 /// existing directory.
 CORDON_API ResolvedPath resolve_workspace(const std::string& path);
 
+/// The names a blocked path's files have besides those beneath the path (hard links, made on
+/// the host beforehand): a mask on one name hides only that name.
+struct OtherNames {
+  std::vector<std::string> names;  ///< to mask besides the path, all outside the writable dirs
+  bool walked_all = true;          ///< false: a directory had more entries than were looked at
+};
+
+/// The other names of the blocked `path` (absolute; a regular file, or each regular file beneath
+/// a directory, at most `limit` entries looked at). They are looked for in a file's own
+/// directory, and directly in each of `writable` (the workspace and the write paths, where a
+/// command or an agent could have planted one), not beneath them. A file with one link costs one
+/// stat. Throws Error CRD1007 when a name lies in a writable directory (a mask there could be
+/// raced) or when a file's link count says it has names that were not found: the run is
+/// refused, never half-blocked.
+CORDON_API OtherNames other_names_to_mask(const std::string& path,
+                                          const std::vector<std::string>& writable,
+                                          std::size_t limit = 256);
+
 }  // namespace cordon

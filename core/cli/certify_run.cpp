@@ -3,6 +3,7 @@
 
 #include <cordon/policy_loader.hpp>
 #include <cordon/runner.hpp>
+#include <cordon/sdk/error.hpp>
 #include <cordon/sdk/requirements.hpp>
 
 #include <sys/stat.h>
@@ -286,6 +287,16 @@ CaseOutcome run_case(const CapabilityCases& cap, const Case& c, const Context& c
   return o;
 }
 
+// The refusal's line that names `id` (an unproven requirement's), else its first line.
+std::string refusal_line(const Error& error, const std::string& id) {
+  const std::string& m = error.message();
+  auto at = m.find(" " + id + " (");
+  if (at == std::string::npos) return first_line(m);
+  auto end = m.find('\n', at);
+  std::string line = m.substr(at + 1, end == std::string::npos ? end : end - at - 1);
+  return line.size() > 160 ? line.substr(0, 160) + "..." : line;
+}
+
 // An unclaimed capability: a run requiring it must be refused before anything runs.
 void check_refused(const CapabilityCases& cap, const Context& ctx, CapabilityOutcome& o) {
   fs::path ws = ctx.host.new_workspace();
@@ -293,9 +304,13 @@ void check_refused(const CapabilityCases& cap, const Context& ctx, CapabilityOut
   exit_at_once.args = {"exit", "0"};
   Shown s = run_probe(ctx, case_policy(cap.policy, ctx, ws), ws, exit_at_once, cap.requires_ids);
   const auto& error = s.out.result.error;
-  bool refused = error && error->code().rfind("CRD1", 0) == 0;
+  // Refused for this capability: an unproven-requirement refusal must name it, not only another
+  // id the file's policy asks for too.
+  bool refused = error && error->code().rfind("CRD1", 0) == 0 &&
+                 (error->code() != code::kUnproven ||
+                  error->message().find(" " + cap.capability + " (") != std::string::npos);
   o.status = refused ? CapabilityOutcome::Status::refused : CapabilityOutcome::Status::not_refused;
-  o.evidence = refused ? "refused: " + error->code() + " " + first_line(error->message())
+  o.evidence = refused ? "refused: " + error->code() + " " + refusal_line(*error, cap.capability)
                        : "a policy requiring it was not refused: " + observed(s);
 }
 

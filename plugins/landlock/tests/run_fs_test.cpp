@@ -114,6 +114,40 @@ TEST_CASE("fs: blocked paths are unreadable, unlistable, unexecutable, even with
   }
 }
 
+TEST_CASE("fs: a blocked file's other names (hard links) are masked too", "[userns][fs]") {
+  if (!sandbox_available()) return;
+  TempDir ws, area("cordon-ll-links-", 65534, host_area());
+  write_file(area / "key", "private key\n");
+  write_file(area / "tool", "#!/bin/sh\necho ran\n", 0755);
+  write_file(area / "ok", "fine\n");
+  REQUIRE(::link((area / "key").c_str(), (area / "key-again").c_str()) == 0);
+  REQUIRE(::link((area / "tool").c_str(), (area / "tool-again").c_str()) == 0);
+  REQUIRE(::link((area / "ok").c_str(), (area / "ok-again").c_str()) == 0);
+  auto a = area.path().string();
+  auto policy = base_policy(ws.path(), "");
+  policy.filesystem.read.push_back(a);
+  const std::string attempts = tries({"cat " + a + "/ok-again", "cat " + a + "/key-again",
+                                      "cat " + a + "/key", a + "/tool-again", a + "/tool"});
+  SECTION("unblocked, every name reads and runs") {
+    CHECK(sh(policy, ws, attempts) == "yes\nyes\nyes\nyes\nyes\n");
+  }
+  SECTION("blocked by one name, no name reads or runs") {
+    policy.filesystem.blocked = {a + "/key"};
+    policy.process.blocked_commands = {a + "/tool"};
+    CHECK(sh(policy, ws, attempts) == "yes\nno\nno\nno\nno\n");
+  }
+  SECTION("a name in a writable directory cannot be masked: refused, naming it") {
+    std::filesystem::create_directory(area / "drop");
+    REQUIRE(::link((area / "key").c_str(), (area / "drop/planted").c_str()) == 0);
+    policy.filesystem.write.push_back(a + "/drop");
+    policy.filesystem.blocked = {a + "/key"};
+    auto out = sh(policy, ws, "cat " + a + "/drop/planted");
+    CHECK(out.find("CRD1007") != std::string::npos);
+    CHECK(out.find(a + "/drop/planted") != std::string::npos);
+    CHECK(out.find("private key") == std::string::npos);
+  }
+}
+
 TEST_CASE("fs: blocked programs cannot be executed under any name", "[userns][fs]") {
   if (!sandbox_available()) return;
   TempDir ws, bin("cordon-ll-bin-");

@@ -91,6 +91,39 @@ TEST_CASE("fs: blocked paths inside the workspace cannot be read or listed", "[d
   CHECK(read_file(ws / "secret.txt") == "secret\n");
 }
 
+TEST_CASE("fs: a blocked file's other names (hard links) on a mount are masked too", "[docker]") {
+  if (!docker_ready()) return;
+  TempDir ws, extra("cordon-dk-links-");
+  write_file(extra / "key", "private key\n");
+  write_file(extra / "ok", "fine\n");
+  write_file(extra / "tool", "#!/bin/sh\necho ran\n", 0755);
+  REQUIRE(::link((extra / "key").c_str(), (extra / "key-again").c_str()) == 0);
+  REQUIRE(::link((extra / "tool").c_str(), (extra / "tool-again").c_str()) == 0);
+  auto policy = base_policy(ws.path());
+  auto plan = make_plan(policy, ws.path(),
+                        {"/bin/sh", "-c",
+                         "cat /opt/more/ok; cat /opt/more/key-again 2>/dev/null || echo no-read; "
+                         "/opt/more/tool-again 2>/dev/null || echo no-exec"});
+  plan.settings["mounts"] = boost::json::array{extra.path().string() + ":/opt/more:ro"};
+  SECTION("unblocked, every name reads and runs") {
+    CaptureSink sink;
+    auto r = backend().run(plan, sink);
+    INFO(sink.err);
+    CHECK(r.exit_code == 0);
+    CHECK(sink.out == "fine\nprivate key\nran\n");
+  }
+  SECTION("blocked by one name, no name reads or runs") {
+    plan.policy.filesystem.blocked = {extra / "key"};
+    plan.policy.process.blocked_commands = {"/opt/more/tool"};  // as the container sees it
+    plan.requirements = derive_requirements(plan.policy);
+    CaptureSink sink;
+    auto r = backend().run(plan, sink);
+    INFO((r.error ? r.error->render() : sink.err));
+    CHECK(r.exit_code == 0);
+    CHECK(sink.out == "fine\nno-read\nno-exec\n");
+  }
+}
+
 TEST_CASE("net: only loopback when the network is denied, ports are refused", "[docker]") {
   if (!docker_ready()) return;
   TempDir ws;

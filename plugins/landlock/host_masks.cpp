@@ -63,7 +63,8 @@ void add_blocked(const std::vector<std::string>& given, const Writable& w, HostV
     if (!others.walked_all)
       view.notes.push_back("blocked directory '" + r.path +
                            "' holds too many entries to check each file for other names (hard "
-                           "links): those beyond the first 256 were not");
+                           "links): those beyond the first " +
+                           std::to_string(kOtherNamesWalk) + " were not");
   }
 }
 

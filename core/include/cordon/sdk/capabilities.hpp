@@ -20,8 +20,8 @@ inline constexpr std::string_view fs_read_confine = "fs.read.confine";
 /// Each `filesystem.blocked` path, and cordon's own state (Plan::protected_paths), cannot be
 /// read, listed or executed by the command, even with `read = "host"`, under any of its names:
 /// other mounts of it, and the other names (hard links) of a blocked file or of the files in a
-/// blocked directory (`other_names_to_mask()`, cordon/sdk/path_guard.hpp), are masked too, or
-/// the run is refused.
+/// blocked directory (`other_names_to_mask()`, cordon/sdk/path_guard.hpp: among a directory's
+/// first kOtherNamesWalk entries), are masked too, or the run is refused.
 inline constexpr std::string_view fs_read_block = "fs.read.block";
 /// The command writes only to `filesystem.write` (the workspace only when a write path covers
 /// it) and to its own HOME and /tmp.

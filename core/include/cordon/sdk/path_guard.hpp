@@ -74,6 +74,10 @@ struct OtherNames {
   bool walked_all = true;          ///< false: a directory had more entries than were looked at
 };
 
+/// How many entries of a blocked directory other_names_to_mask() looks at: each costs a stat on
+/// every run (about 4 us here), and a directory such as ~/.kube can hold thousands.
+inline constexpr std::size_t kOtherNamesWalk = 64;
+
 /// The other names of the blocked `path` (absolute; a regular file, or each regular file beneath
 /// a directory, at most `limit` entries looked at). They are looked for in a file's own
 /// directory, and directly in each of `writable` (the workspace and the write paths, where a
@@ -83,6 +87,6 @@ struct OtherNames {
 /// refused, never half-blocked.
 CORDON_API OtherNames other_names_to_mask(const std::string& path,
                                           const std::vector<std::string>& writable,
-                                          std::size_t limit = 256);
+                                          std::size_t limit = kOtherNamesWalk);
 
 }  // namespace cordon

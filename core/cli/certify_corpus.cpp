@@ -41,6 +41,14 @@ std::optional<std::string> string_of(const toml::table& t, const char* key,
   return *s;
 }
 
+// A symlink or hard link at `path`, to the step's `to`.
+SetupStep link_step(const toml::table& step, SetupStep::Kind kind, const std::string& path,
+                    const char* key, const std::filesystem::path& file) {
+  auto to = string_of(step, "to", file);
+  if (!to) corpus_error(file, std::string("a ") + key + " step needs 'to'");
+  return {kind, path, *to};
+}
+
 std::vector<SetupStep> setup_of(const toml::table& t, const std::filesystem::path& file) {
   std::vector<SetupStep> out;
   const auto* steps = t.get_as<toml::array>("setup");
@@ -59,17 +67,9 @@ std::vector<SetupStep> setup_of(const toml::table& t, const std::filesystem::pat
       s.kind = SetupStep::Kind::probe;
       s.path = *copy;
     } else if (auto h = string_of(*step, "hard_link", file)) {
-      s.kind = SetupStep::Kind::hard_link;
-      s.path = *h;
-      auto to = string_of(*step, "to", file);
-      if (!to) corpus_error(file, "a hard_link step needs 'to'");
-      s.text = *to;
+      s = link_step(*step, SetupStep::Kind::hard_link, *h, "hard_link", file);
     } else if (auto l = string_of(*step, "symlink", file)) {
-      s.kind = SetupStep::Kind::symlink;
-      s.path = *l;
-      auto to = string_of(*step, "to", file);
-      if (!to) corpus_error(file, "a symlink step needs 'to'");
-      s.text = *to;
+      s = link_step(*step, SetupStep::Kind::symlink, *l, "symlink", file);
     } else {
       corpus_error(file, "a setup step needs 'file', 'dir', 'symlink', 'hard_link' or 'probe'");
     }

@@ -18,4 +18,15 @@ inline std::string error_code_of(const std::function<void()>& action) {
   return "";
 }
 
+/// The code and message ("CRD1007 blocked file ...") of the cordon::Error that `action` throws,
+/// or "" when it throws none.
+inline std::string error_of(const std::function<void()>& action) {
+  try {
+    action();
+  } catch (const Error& e) {
+    return e.code() + " " + e.message();
+  }
+  return "";
+}
+
 }  // namespace cordon::testing

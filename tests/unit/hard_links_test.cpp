@@ -13,7 +13,10 @@
 #include <string>
 #include <vector>
 
+#include "error_code.hpp"
+
 using namespace cordon;
+using cordon::testing::error_of;
 namespace fs = std::filesystem;
 
 namespace {
@@ -41,15 +44,6 @@ struct Tree {
   }
 };
 
-std::string refusal(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.code() + " " + e.message();
-  }
-  return "";
-}
-
 }  // namespace
 
 TEST_CASE("hard links: a blocked file with one name has nothing else to mask") {
@@ -73,13 +67,13 @@ TEST_CASE("hard links: a blocked file linked into the workspace is refused, nami
   Tree t;
   auto key = t.file(t.ro + "/key");
   fs::create_hard_link(key, t.ws + "/innocent");
-  auto why = refusal([&] { other_names_to_mask(key, {t.ws}); });
+  auto why = error_of([&] { other_names_to_mask(key, {t.ws}); });
   CHECK(why.rfind("CRD1007", 0) == 0);
   CHECK(why.find(t.ws + "/innocent") != std::string::npos);
   // The same file outside any writable directory's listing: its name cannot be found.
   fs::create_directories(t.root + "/elsewhere");
   fs::rename(t.ws + "/innocent", t.root + "/elsewhere/innocent");
-  why = refusal([&] { other_names_to_mask(key, {t.ws}); });
+  why = error_of([&] { other_names_to_mask(key, {t.ws}); });
   CHECK(why.find("has 2 names (hard links) and cordon found 1") != std::string::npos);
 }
 
@@ -91,13 +85,13 @@ TEST_CASE("hard links: a file of a blocked directory linked out of it is found o
   CHECK(other_names_to_mask(t.ro + "/secret", {t.ws}).names.empty());
   // A third in the workspace: refused.
   fs::create_hard_link(inner, t.ws + "/copy");
-  auto why = refusal([&] { other_names_to_mask(t.ro + "/secret", {t.ws}); });
+  auto why = error_of([&] { other_names_to_mask(t.ro + "/secret", {t.ws}); });
   CHECK(why.rfind("CRD1007", 0) == 0);
   CHECK(why.find(t.ws + "/copy") != std::string::npos);
   fs::remove(t.ws + "/copy");
   // A third nowhere cordon looks: refused, since it cannot be masked.
   fs::create_hard_link(inner, t.root + "/hidden");
-  why = refusal([&] { other_names_to_mask(t.ro + "/secret", {t.ws}); });
+  why = error_of([&] { other_names_to_mask(t.ro + "/secret", {t.ws}); });
   CHECK(why.find("has 3 names") != std::string::npos);
 }
 

@@ -11,7 +11,10 @@
 #include <filesystem>
 #include <functional>
 
+#include "error_code.hpp"
+
 using namespace cordon;
+using cordon::testing::error_of;
 namespace fs = std::filesystem;
 
 namespace {
@@ -29,15 +32,6 @@ struct Scratch {
     fs::remove_all(root, ec);
   }
 };
-
-std::string code_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.code() + " " + e.message();
-  }
-  return "";
-}
 
 }  // namespace
 
@@ -115,9 +109,9 @@ TEST_CASE("path_resolve: a workspace through a planted link is refused, naming i
   fs::create_directories(s.root + "/home");
   fs::create_directory_symlink(s.root + "/home", s.root + "/proj/pkg");
   if (::geteuid() == 0) REQUIRE(::lchown((s.root + "/proj/pkg").c_str(), 65534, 65534) == 0);
-  auto why = code_of([&] { resolve_workspace(s.root + "/proj/pkg"); });
+  auto why = error_of([&] { resolve_workspace(s.root + "/proj/pkg"); });
   CHECK(why.rfind("CRD4004", 0) == 0);
   CHECK(why.find("'" + s.root + "/proj/pkg' -> '" + s.root + "/home'") != std::string::npos);
   CHECK(resolve_workspace(s.root + "/proj").path == s.root + "/proj");
-  CHECK(code_of([&] { resolve_workspace(s.root + "/none"); }).rfind("CRD4007", 0) == 0);
+  CHECK(error_of([&] { resolve_workspace(s.root + "/none"); }).rfind("CRD4007", 0) == 0);
 }

@@ -2,8 +2,9 @@
 # Certifies one backend with `cordon certify`, as root (`root`) or as the unprivileged test
 # user (`user`); `docker` certifies the docker backend on the test daemon and image (the ctest
 # fixture cordon_docker starts them) over BASE, a policy every case extends; `broken` runs a
-# corpus whose one case must fail and checks that certify says so.
-#   certify.sh root|user|broken CORDON BACKEND [CORPUS]
+# corpus whose one case must fail and checks that certify says so; `malformed` one that certify
+# must refuse to run (CRD7002).
+#   certify.sh root|user|broken|malformed CORDON BACKEND [CORPUS]
 #   certify.sh docker CORDON docker BASE
 # Exit 77 tells ctest the run was skipped; under CI=true a missing prerequisite fails instead.
 set -uo pipefail
@@ -47,6 +48,15 @@ case "$mode" in
     grep -q "FAILED: an inherited variable that is granted: attack: expected denied" <<<"$out" ||
       { echo "the failed case is not named" >&2; exit 1; }
     grep -q "NOT certified" <<<"$out" || { echo "no verdict" >&2; exit 1; }
+    ;;
+  malformed)
+    out=$("$cordon" certify --backend "$backend" --corpus "$corpus" 2>&1)
+    status=$?
+    echo "$out"
+    [[ $status -ne 0 ]] || { echo "a malformed corpus was run" >&2; exit 1; }
+    grep -q "CRD7002" <<<"$out" || { echo "not refused with CRD7002" >&2; exit 1; }
+    grep -q "env.grant.toml" <<<"$out" || { echo "the file is not named" >&2; exit 1; }
+    grep -q "unknown expectation 'held'" <<<"$out" || { echo "the mistake is not named" >&2; exit 1; }
     ;;
   *)
     echo "certify.sh: unknown mode '$mode'" >&2

@@ -301,7 +301,7 @@ void DockerBackend::execute(const Plan& plan, OutputSink& sink, RunResult& resul
                container_user(settings, host.held.at(plan.workspace.string())),
                std::move(image.env),
                std::move(host.write_paths),
-               blocked_paths(plan),
+               blocked_paths(plan, result.notes),
                masks.file.host_path,
                masks.dir.host_path,
                owner_labels(),

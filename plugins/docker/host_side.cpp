@@ -74,7 +74,7 @@ std::vector<std::string> writable_dirs(const Plan& plan) {
 
 }  // namespace
 
-std::vector<BlockedPath> blocked_paths(const Plan& plan) {
+std::vector<BlockedPath> blocked_paths(const Plan& plan, std::vector<std::string>& notes) {
   std::vector<BlockedPath> out;
   std::vector<std::string> writable = writable_dirs(plan);
   for (const auto& b : plan.policy.filesystem.blocked) {
@@ -86,8 +86,14 @@ std::vector<BlockedPath> blocked_paths(const Plan& plan) {
     }
     out.push_back(p);
     // A file's other names (hard links) are masked wherever a mount shows them.
-    if (p.exists)
-      for (auto& name : other_names_to_mask(b, writable).names) out.push_back({name, true, false});
+    if (!p.exists) continue;
+    OtherNames others = other_names_to_mask(b, writable);
+    for (auto& name : others.names) out.push_back({name, true, false});
+    if (!others.walked_all)
+      notes.push_back("blocked directory '" + b +
+                      "' holds too many entries to check each file for other names (hard "
+                      "links): those beyond the first " +
+                      std::to_string(kOtherNamesWalk) + " were not");
   }
   return out;
 }

@@ -27,8 +27,9 @@ std::string container_user(const Settings& settings, const SourceIdentity& works
 std::vector<std::string> existing_write_paths(const Plan& plan, std::vector<std::string>& notes,
                                               SourceIdentities& held);
 
-/// The policy's blocked paths as they are on the host.
-std::vector<BlockedPath> blocked_paths(const Plan& plan);
+/// The policy's blocked paths as they are on the host, with the other names (hard links) of
+/// their files (other_names_to_mask); a note for a blocked directory too large to check all.
+std::vector<BlockedPath> blocked_paths(const Plan& plan, std::vector<std::string>& notes);
 
 /// cordon's own state (plan.protected_paths) that exists on the host, each as given and, when a
 /// link on the way leads elsewhere, as it really is: what a mount must not show.

@@ -1,6 +1,7 @@
 // Enforcement both ways against the real daemon: files, network, limits, refusals, daemons that
 // are missing or gone, and containers a killed cordon left behind.
 #include <cordon/sdk/capabilities.hpp>
+#include <cordon/sdk/path_guard.hpp>
 
 #include <boost/json/parse.hpp>
 
@@ -122,6 +123,24 @@ TEST_CASE("fs: a blocked file's other names (hard links) on a mount are masked t
     CHECK(r.exit_code == 0);
     CHECK(sink.out == "fine\nno-read\nno-exec\n");
   }
+}
+
+TEST_CASE("fs: a blocked directory too large to check for hard links is noted", "[docker]") {
+  if (!docker_ready()) return;
+  TempDir ws;
+  std::filesystem::create_directory(ws / "many");
+  for (std::size_t i = 0; i <= kOtherNamesWalk; ++i)
+    write_file(ws / ("many/f" + std::to_string(i)), "x\n");
+  auto policy = base_policy(ws.path());
+  policy.filesystem.blocked = {ws / "many"};
+  CaptureSink sink;
+  auto r = run_sh(policy, ws.path(), "ls many 2>/dev/null || echo blocked", sink);
+  CHECK(r.exit_code == 0);
+  CHECK(sink.out == "blocked\n");
+  bool noted = std::any_of(r.notes.begin(), r.notes.end(), [](const std::string& n) {
+    return n.find("too many entries to check each file for other names") != std::string::npos;
+  });
+  CHECK(noted);
 }
 
 TEST_CASE("net: only loopback when the network is denied, ports are refused", "[docker]") {

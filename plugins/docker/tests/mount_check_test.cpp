@@ -76,7 +76,7 @@ struct Prepared {
                  container_user(settings, identities.at(ws)),
                  {},
                  writes,
-                 blocked_paths(plan),
+                 blocked_paths(plan, notes),
                  mask_file,
                  mask_dir,
                  owner_labels(),

@@ -44,6 +44,11 @@ void find_in(const std::string& dir, std::map<Identity, Linked>& linked) {
   if (d == nullptr) return;
   while (auto* e = ::readdir(d)) {
     if (e->d_type != DT_REG && e->d_type != DT_UNKNOWN) continue;
+    // d_ino sieves (a stat of every entry of /usr/bin would cost milliseconds a run); the
+    // entry's own stat confirms. A file system whose d_ino differs hides a name: refused then.
+    if (std::none_of(linked.begin(), linked.end(),
+                     [&](const auto& l) { return l.first.second == e->d_ino; }))
+      continue;
     struct stat here {};
     if (::fstatat(::dirfd(d), e->d_name, &here, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(here.st_mode))
       continue;

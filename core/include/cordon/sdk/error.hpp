@@ -37,6 +37,10 @@ inline constexpr const char* kUntrustedState =
     "CRD1006";  ///< a directory or file of cordon's own state is not cordon's own
 inline constexpr const char* kUnmaskableName =
     "CRD1007";  ///< a blocked file has another name (a hard link) that no mask can cover
+inline constexpr const char* kHostKey =
+    "CRD1008";  ///< a remote host's key is unknown or differs from the known one
+inline constexpr const char* kLoginRefused =
+    "CRD1009";  ///< a remote host refused the login (key, user or method)
 // CRD2xxx policy file and settings
 inline constexpr const char* kFileUnreadable = "CRD2001";
 inline constexpr const char* kSyntax = "CRD2002";

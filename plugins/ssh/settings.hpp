@@ -1,0 +1,47 @@
+// [backends.ssh]: which host, as whom, trusting which host keys. Pure.
+//
+//   host             the remote host (name or address)                      required
+//   port             1-65535                                                 22
+//   user             the login                                               the local user
+//   identity         a private key file, or "agent" (ssh-agent, SSH_AUTH_SOCK) required
+//   known_hosts      the known-hosts file the host's key must be in          ~/.ssh/known_hosts
+//   connect_timeout  seconds for the connection and the handshake, 1-300      10
+//   workspace        the command's directory on the remote host (absolute)   the local workspace
+#pragma once
+
+#include <cordon/sdk/error.hpp>
+
+#include <boost/json/object.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cordon::ssh {
+
+/// The settings of one target host, validated.
+struct Target {
+  std::string host;
+  int port = 22;
+  std::string user;
+  std::string identity;  ///< a key file's path, or "agent"
+  std::string known_hosts;
+  long connect_timeout = 10;
+  std::optional<std::string> workspace;
+
+  /// "user@host:port", how messages name the target.
+  std::string name() const;
+  /// What a connection is kept under: two runs with the same key share it.
+  std::string key() const;
+  bool operator==(const Target&) const = default;
+};
+
+/// Every mistake in `settings`, each naming its key (CRD2015). Empty when valid.
+std::vector<Error> validate(const boost::json::object& settings);
+
+/// The target `settings` name, with defaults filled from `local_user` and `home` (the local
+/// user's name and home directory). Call only with settings that validate.
+Target target_of(const boost::json::object& settings, const std::string& local_user,
+                 const std::string& home);
+
+}  // namespace cordon::ssh

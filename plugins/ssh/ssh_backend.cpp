@@ -1,0 +1,132 @@
+// The ssh backend: settings -> target, the target's proof (cached), one channel per run over a
+// pooled connection.
+#include "ssh_backend.hpp"
+
+#include <pwd.h>
+#include <unistd.h>
+#include <cordon/sdk/error.hpp>
+
+#include <cmath>
+#include <cstdlib>
+
+#include "channel_run.hpp"
+#include "remote_line.hpp"
+
+namespace cordon::ssh {
+
+namespace {
+
+std::pair<std::string, std::string> local_user() {
+  std::string name = "root", home = "/root";
+  if (const passwd* pw = ::getpwuid(::geteuid())) {
+    name = pw->pw_name;
+    home = pw->pw_dir;
+  }
+  if (const char* h = std::getenv("HOME"); h && *h == '/') home = h;
+  return {name, home};
+}
+
+RemoteRun remote_run(const Plan& plan, const Target& t) {
+  RemoteRun r;
+  r.workspace = t.workspace.value_or(plan.workspace.string());
+  r.env = plan.env;
+  const Limits& l = plan.policy.limits;
+  if (l.max_open_files) r.ulimits.push_back({'n', *l.max_open_files});
+  if (l.cpu_seconds) r.ulimits.push_back({'t', *l.cpu_seconds});
+  if (l.max_file_size_mb) r.ulimits.push_back({'f', *l.max_file_size_mb * 2048});  // 512 B blocks
+  if (plan.deadline) {
+    auto left = std::chrono::duration<double>(*plan.deadline - std::chrono::steady_clock::now());
+    r.backstop_seconds = static_cast<std::uint64_t>(std::ceil(std::max(0.0, left.count()))) + 5;
+  }
+  r.argv = plan.argv;
+  return r;
+}
+
+// The run's channel, on a pooled connection; a pooled one that fails to open a channel (the
+// server closed it while idle) is replaced once by a fresh one.
+std::pair<std::unique_ptr<Connection>, std::unique_ptr<Channel>> open(Pool& pool, const Target& t,
+                                                                      const std::string& line) {
+  auto conn = pool.take(t);
+  try {
+    auto ch = conn->exec(line);
+    return {std::move(conn), std::move(ch)};
+  } catch (const Error&) {
+    conn = std::make_unique<Connection>(t);
+    auto ch = conn->exec(line);
+    return {std::move(conn), std::move(ch)};
+  }
+}
+
+std::string trimmed(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+}  // namespace
+
+Target SshBackend::target(const boost::json::object& settings) const {
+  auto [name, home] = local_user();
+  return target_of(settings, name, home);
+}
+
+HostProof SshBackend::proof_for(const Target& t) {
+  {
+    std::lock_guard lock(mutex_);
+    if (auto it = proofs_.find(t.key()); it != proofs_.end()) return it->second;
+  }
+  auto conn = pool_.take(t);
+  HostProof proof = probe_host(*conn);
+  pool_.give(std::move(conn));
+  std::lock_guard lock(mutex_);
+  return proofs_.emplace(t.key(), std::move(proof)).first->second;
+}
+
+ProbeResult SshBackend::do_probe() {
+  ProbeResult r;
+  r.available = false;
+  r.reason = "no remote host configured: set host and identity under [backends.ssh]";
+  return r;
+}
+
+ProbeResult SshBackend::do_probe_for(const boost::json::object& settings) {
+  if (settings.empty()) return do_probe();
+  return proof_for(target(settings)).result;
+}
+
+std::vector<Error> SshBackend::do_validate_settings(const boost::json::object& settings) {
+  if (settings.empty()) return {};  // probe() says what is missing
+  return validate(settings);
+}
+
+RunResult SshBackend::do_run(const Plan& plan, OutputSink& sink) {
+  Target t = target(plan.settings);
+  HostProof proof = proof_for(t);
+  std::string line = remote_line(remote_run(plan, t), proof.wrappers);
+  auto [conn, channel] = open(pool_, t, line);
+  ChannelEnd end = run_channel(*conn, *channel, plan, sink);
+  channel.reset();
+  RunResult r;
+  r.exit_code = end.status.value_or(-1);
+  r.signal = end.signal;
+  r.timed_out = end.pump.timed_out;
+  if (!end.pid && end.status == kSetupFailed)
+    r.error = Error(code::kIsolationFailed,
+                    "the run could not be set up on " + t.name() + ": " + trimmed(end.setup_error),
+                    "check backends.ssh.workspace and the remote account's limits");
+  else if (!end.pid && !end.pump.killed)
+    r.error = Error(code::kServiceUnreachable,
+                    t.name() + " ended the channel before the command started");
+  // Without a pid namespace the process group is what is left to end.
+  if (end.pid > 0 && !proof.wrappers.pid_namespace && !end.dropped) try {
+      conn->capture(kill_line(end.pid, "KILL"), 5);
+    } catch (const Error&) {
+      end.dropped = true;
+    }
+  for (const auto& req : plan.requirements)
+    r.report.push_back({req.id, proof.result.evidence(req.id)});
+  r.notes.push_back("ran on " + t.name() + " (host key " + conn->fingerprint() + ")");
+  if (!end.dropped) pool_.give(std::move(conn));
+  return r;
+}
+
+}  // namespace cordon::ssh

@@ -127,7 +127,14 @@ int certify_main(const CertifyArgs& a) {
   auto registry = make_registry(a.runtime, config);
   registry->discover();
   const BackendEntry* entry = entry_of(*registry, a.backend);
-  const ProbeResult* probe = entry && !entry->error ? registry->probe(a.backend) : nullptr;
+  // A backend whose configuration names its target (ssh: the host) is certified on that target.
+  std::optional<ProbeResult> configured;
+  const auto* table = config.backends.if_contains(a.backend);
+  if (entry && !entry->error && table && table->is_object() && !table->as_object().empty())
+    configured = registry->probe_for(a.backend, table->as_object());
+  const ProbeResult* probe = configured               ? &*configured
+                             : entry && !entry->error ? registry->probe(a.backend)
+                                                      : nullptr;
   if (!probe || !probe->available)
     throw Error(code::kBackendUnavailable,
                 "backend '" + a.backend + "' is not usable here" +
@@ -140,7 +147,7 @@ int certify_main(const CertifyArgs& a) {
                 "it is installed with cordon under libexec/cordon; --probe names another");
   auto corpus = load_corpus(corpus_dir);
   HostFixtures host(probe_path);
-  CertifyTarget target{registry.get(), a.backend, a.policy.value_or(""), config.backends};
+  CertifyTarget target{registry.get(), a.backend, a.policy.value_or(""), config.backends, probe};
   if (a.policy && names_policy_file(*a.policy))
     target.base_policy = fs::absolute(*a.policy).string();
   auto outcomes = certify_all(target, corpus, host);

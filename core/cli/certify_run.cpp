@@ -346,7 +346,7 @@ std::vector<CapabilityOutcome> certify_all(const CertifyTarget& target,
     std::ofstream(base) << kNeutralPolicy;
     ctx.base = fs::weakly_canonical(base).string();
   }
-  const ProbeResult* probe = target.registry->probe(target.backend);
+  const ProbeResult* probe = target.probe;
   std::vector<CapabilityOutcome> out;
   for (const auto& cap : corpus) {
     CapabilityOutcome o;

@@ -41,6 +41,8 @@ struct CertifyTarget {
   std::string backend;
   std::string base_policy;  ///< a policy file or preset every case extends (empty: neutral)
   boost::json::object config_backends;
+  /// What the backend claims: its probe for the configured target (null: nothing claimed).
+  const ProbeResult* probe = nullptr;
 };
 
 /// Runs every capability of `corpus` against the target; `claims` maps each capability id the

@@ -57,11 +57,17 @@ Connection::Connection(const Target& target) : target_(target), session_(ssh_new
   ssh_options_set(session_, SSH_OPTIONS_TIMEOUT, &timeout);
   ssh_options_set(session_, SSH_OPTIONS_KNOWNHOSTS, target.known_hosts.c_str());
   ssh_options_set(session_, SSH_OPTIONS_GLOBAL_KNOWNHOSTS, target.known_hosts.c_str());
-  if (ssh_connect(session_) != SSH_OK)
-    fail(code::kServiceUnreachable,
-         "cannot reach " + target_.name() + ": " + ssh_get_error(session_));
-  verify_host_key();
-  log_in();
+  try {  // a constructor that throws runs no destructor
+    if (ssh_connect(session_) != SSH_OK)
+      fail(code::kServiceUnreachable,
+           "cannot reach " + target_.name() + ": " + ssh_get_error(session_));
+    verify_host_key();
+    log_in();
+  } catch (...) {
+    if (ssh_is_connected(session_)) ssh_disconnect(session_);
+    ssh_free(session_);
+    throw;
+  }
 }
 
 Connection::~Connection() {

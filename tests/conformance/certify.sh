@@ -6,6 +6,7 @@
 # must refuse to run (CRD7002).
 #   certify.sh root|user|broken|malformed CORDON BACKEND [CORPUS]
 #   certify.sh docker CORDON docker BASE
+#   certify.sh ssh CORDON ssh FIXTURE   (the sshd of scripts/sshd, started by the ctest fixture)
 # Exit 77 tells ctest the run was skipped; under CI=true a missing prerequisite fails instead.
 set -uo pipefail
 mode=${1:?usage} cordon=$(readlink -f "${2:?usage}") backend=${3:?usage} corpus=${4:-}
@@ -39,6 +40,16 @@ case "$mode" in
     trap 'rm -f "$config"' EXIT
     printf '[backends.docker]\nimage = "%s"\nsocket = "%s"\n' "$image" "$socket" >"$config"
     "$cordon" certify --backend docker --config "$config" --policy "$corpus"
+    ;;
+  ssh)
+    fixture=$corpus
+    [[ -s "$fixture/ports" ]] || skip_or_fail "no sshd fixture at $fixture (scripts/sshd start)"
+    config=$(mktemp /tmp/cordon-certify-config-XXXXXX.toml)
+    trap 'rm -f "$config"' EXIT
+    printf '[backends.ssh]\nhost = "127.0.0.1"\nport = %s\nuser = "%s"\nidentity = "%s"\nknown_hosts = "%s"\n' \
+      "$(head -n 1 "$fixture/ports")" "$(cat "$fixture/user")" "$fixture/client_key" \
+      "$fixture/known_hosts" >"$config"
+    "$cordon" certify --backend ssh --config "$config"
     ;;
   broken)
     out=$("$cordon" certify --backend "$backend" --corpus "$corpus" 2>&1)

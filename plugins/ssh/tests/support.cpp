@@ -1,0 +1,87 @@
+#include "support.hpp"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+
+namespace cordon::ssh::test {
+
+const Fixture& fixture() {
+  static Fixture f = [] {
+    Fixture out;
+    out.dir = CORDON_SSH_FIXTURE;
+    std::ifstream ports(out.dir + "/ports");
+    for (int p; ports >> p;) out.ports.push_back(p);
+    std::ifstream user(out.dir + "/user");
+    user >> out.user;
+    return out;
+  }();
+  return f;
+}
+
+bool ready() {
+  if (fixture().ports.size() == 2) return true;
+  const char* ci = std::getenv("CI");
+  if (ci && std::string(ci) == "true") FAIL("the sshd fixture is not running (scripts/sshd)");
+  WARN("skipped: the sshd fixture is not running (ctest starts it: scripts/sshd start DIR)");
+  return false;
+}
+
+boost::json::object settings(int n) {
+  const Fixture& f = fixture();
+  return {{"host", "127.0.0.1"},
+          {"port", f.ports.at(static_cast<std::size_t>(n))},
+          {"user", f.user},
+          {"identity", f.dir + "/client_key"},
+          {"known_hosts", f.dir + "/known_hosts"},
+          {"workspace", "/tmp"}};
+}
+
+Policy shell_policy(std::chrono::milliseconds timeout) {
+  Policy p;
+  p.name = "ssh-test";
+  p.filesystem.read_host = true;
+  p.filesystem.write_host = true;
+  p.filesystem.home = HomeMode::host;
+  p.network.allow = true;
+  p.limits.timeout = timeout;
+  return p;
+}
+
+Plan make_plan(const Policy& policy, std::vector<std::string> argv, int n) {
+  Plan plan;
+  plan.policy = policy;
+  plan.requirements = derive_requirements(policy);
+  plan.argv = std::move(argv);
+  plan.workspace = "/tmp";
+  plan.env = {{"PATH", "/usr/local/bin:/usr/bin:/bin"}, {"LANG", "C.UTF-8"}};
+  plan.settings = settings(n);
+  if (policy.limits.timeout)
+    plan.deadline = std::chrono::steady_clock::now() + *policy.limits.timeout;
+  return plan;
+}
+
+SshBackend& backend() {
+  static auto* instance = new SshBackend(BackendContext{"ssh", nullptr, "/var/tmp"});
+  return *instance;
+}
+
+std::vector<std::string> processes_matching(const std::string& pattern) {
+  std::vector<std::string> out;
+  FILE* p = ::popen(("pgrep -af -- '" + pattern + "'").c_str(), "r");
+  if (!p) return out;
+  char line[4096];
+  while (std::fgets(line, sizeof line, p)) {
+    std::string l = line;
+    if (l.find("pgrep") == std::string::npos && l.find("sh -c pgrep") == std::string::npos)
+      out.push_back(l);
+  }
+  ::pclose(p);
+  return out;
+}
+
+std::string code_of(const RunResult& r) { return r.error ? r.error->code() : ""; }
+
+}  // namespace cordon::ssh::test

@@ -9,6 +9,7 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 #include <cordon/sdk/error.hpp>
+#include <cordon/sdk/owned_fd.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -23,20 +24,6 @@ namespace {
 
 // How long a killed run's channel may take to close before the connection is dropped.
 constexpr int kKillGraceSeconds = 5;
-
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
 
 class Run {
  public:
@@ -209,8 +196,8 @@ class Run {
   Connection& c_;
   ssh_channel ch_;
   OutputSink& sink_;
-  Fd timer_;
-  Fd events_;
+  OwnedFd timer_;
+  OwnedFd events_;
   ssh_channel_callbacks_struct callbacks_{};
   ssh_event packets_ = ssh_event_new();
   ChannelEnd end_;

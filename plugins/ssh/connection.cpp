@@ -50,7 +50,9 @@ Connection::Connection(const Target& target) : target_(target), session_(ssh_new
   bool no = false;
   int port = target.port;
   long timeout = target.connect_timeout;
+  int nodelay = 1;  // each run is a few small requests, each awaited: no Nagle delay on them
   ssh_options_set(session_, SSH_OPTIONS_PROCESS_CONFIG, &no);  // the settings are the truth
+  ssh_options_set(session_, SSH_OPTIONS_NODELAY, &nodelay);
   ssh_options_set(session_, SSH_OPTIONS_HOST, target.host.c_str());
   ssh_options_set(session_, SSH_OPTIONS_PORT, &port);
   ssh_options_set(session_, SSH_OPTIONS_USER, target.user.c_str());

@@ -1,0 +1,115 @@
+// N runs of /bin/true on one host: over one reused connection (the ssh backend, as the C++ API
+// and a long-lived host use it), against fresh `ssh host true` and `ssh` through a
+// ControlMaster. Wall time per command, and the CPU time of this machine per command (from
+// /proc/stat: client and sshd together, as both run here), each as a ratio of the ControlMaster
+// figure, the baseline of the issue.
+//   cordon-bench-ssh FIXTURE_DIR [N]   FIXTURE_DIR: made by scripts/sshd start
+#include <unistd.h>
+#include <cordon/sdk/requirements.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <sstream>
+#include <string>
+
+#include "ssh_backend.hpp"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Cost {
+  double wall_ms = 0;
+  double cpu_ms = 0;
+};
+
+double machine_cpu_ms() {
+  std::ifstream stat("/proc/stat");
+  std::string cpu;
+  stat >> cpu;
+  unsigned long long v[8] = {}, busy = 0;
+  for (auto& x : v) stat >> x;
+  busy = v[0] + v[1] + v[2] + v[5] + v[6] + v[7];  // all but idle and iowait
+  return static_cast<double>(busy) * 1000.0 / static_cast<double>(::sysconf(_SC_CLK_TCK));
+}
+
+Cost measure(int n, const std::function<bool()>& once) {
+  double cpu0 = machine_cpu_ms();
+  auto t0 = Clock::now();
+  for (int i = 0; i < n; ++i)
+    if (!once()) {
+      std::fprintf(stderr, "bench-ssh: a command failed\n");
+      std::exit(1);
+    }
+  double wall = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  return {wall / n, (machine_cpu_ms() - cpu0) / n};
+}
+
+struct Sink final : cordon::OutputSink {
+  void write(cordon::Stream, std::string_view) override {}
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: cordon-bench-ssh FIXTURE_DIR [N]\n");
+    return 2;
+  }
+  std::string dir = argv[1];
+  int n = argc > 2 ? std::atoi(argv[2]) : 20;
+  int port = 0;
+  std::string user;
+  std::ifstream(dir + "/ports") >> port;
+  std::ifstream(dir + "/user") >> user;
+  std::string ssh = "ssh -q -i " + dir + "/client_key -o UserKnownHostsFile=" + dir +
+                    "/known_hosts -o BatchMode=yes -p " + std::to_string(port);
+  std::string target = user + "@127.0.0.1";
+  std::string control =
+      "-o ControlMaster=auto -o ControlPath=" + dir + "/cm-%C -o ControlPersist=60";
+
+  cordon::Policy policy;
+  policy.filesystem.read_host = policy.filesystem.write_host = true;
+  policy.filesystem.home = cordon::HomeMode::host;
+  policy.network.allow = true;
+  policy.limits.timeout = std::chrono::seconds(30);
+  cordon::Plan plan;
+  plan.policy = policy;
+  plan.requirements = cordon::derive_requirements(policy);
+  plan.argv = {"true"};
+  plan.workspace = "/tmp";
+  plan.env = {{"PATH", "/usr/bin:/bin"}};
+  plan.settings = {{"host", "127.0.0.1"},
+                   {"port", port},
+                   {"user", user},
+                   {"identity", dir + "/client_key"},
+                   {"known_hosts", dir + "/known_hosts"}};
+  cordon::ssh::SshBackend backend(cordon::BackendContext{"ssh", nullptr, "/var/tmp"});
+  Sink sink;
+  auto run = [&] {
+    plan.deadline = Clock::now() + std::chrono::seconds(30);
+    auto r = backend.run(plan, sink);
+    if (r.error) std::fprintf(stderr, "%s\n", r.error->message().c_str());
+    return !r.error && r.exit_code == 0;
+  };
+  run();  // the handshake and the probe: paid once per process
+  Cost reused = measure(n, run);
+  Cost fresh = measure(n, [&] { return std::system((ssh + " " + target + " true").c_str()) == 0; });
+  std::system((ssh + " " + control + " " + target + " true").c_str());  // starts the master
+  Cost master = measure(
+      n, [&] { return std::system((ssh + " " + control + " " + target + " true").c_str()) == 0; });
+  std::system((ssh + " " + control + " -O exit " + target + " 2>/dev/null").c_str());
+
+  std::printf("ssh: %d runs of true on 127.0.0.1 (this machine's sshd), per command\n", n);
+  auto line = [&](const char* name, Cost c) {
+    std::printf("%-34s %8.2f ms  %5.2f of ControlMaster | CPU %8.2f ms  %5.2f of ControlMaster\n",
+                name, c.wall_ms, c.wall_ms / master.wall_ms, c.cpu_ms, c.cpu_ms / master.cpu_ms);
+  };
+  line("fresh `ssh host true`", fresh);
+  line("ssh through a ControlMaster", master);
+  line("cordon ssh backend, reused", reused);
+  return 0;
+}

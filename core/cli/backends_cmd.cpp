@@ -104,20 +104,17 @@ int backends_main(const BackendsArgs& a) {
     return 125;
   }
   registry->discover();
-  // A backend whose configuration names its target (ssh: the host) is shown proving that target.
-  std::vector<ProbeResult> configured;
-  configured.reserve(registry->entries().size());
+  // A backend whose configuration names its target (ssh: the host) is shown proving that
+  // target; with no settings, probe_for is the backend's own probe.
+  std::vector<ProbeResult> probes;
+  probes.reserve(registry->entries().size());
   std::vector<Row> rows;
   for (const auto* entry : registry->entries()) {
     const ProbeResult* probe = nullptr;
-    const auto* table = config.backends.if_contains(entry->name);
-    if (entry->error)
-      ;  // listed with its error, not probed
-    else if (table && table->is_object() && !table->as_object().empty()) {
-      if (auto p = registry->probe_for(entry->name, table->as_object()))
-        probe = &configured.emplace_back(std::move(*p));
-    } else
-      probe = registry->probe(entry->name);
+    if (!entry->error)
+      if (auto p = registry->probe_for(entry->name,
+                                       backend_settings(Policy{}, config.backends, entry->name)))
+        probe = &probes.emplace_back(std::move(*p));
     rows.push_back({entry, probe});
   }
   if (a.json)

@@ -127,14 +127,13 @@ int certify_main(const CertifyArgs& a) {
   auto registry = make_registry(a.runtime, config);
   registry->discover();
   const BackendEntry* entry = entry_of(*registry, a.backend);
-  // A backend whose configuration names its target (ssh: the host) is certified on that target.
+  // A backend whose configuration names its target (ssh: the host) is certified on that
+  // target; with no settings, probe_for is the backend's own probe.
   std::optional<ProbeResult> configured;
-  const auto* table = config.backends.if_contains(a.backend);
-  if (entry && !entry->error && table && table->is_object() && !table->as_object().empty())
-    configured = registry->probe_for(a.backend, table->as_object());
-  const ProbeResult* probe = configured               ? &*configured
-                             : entry && !entry->error ? registry->probe(a.backend)
-                                                      : nullptr;
+  if (entry && !entry->error)
+    configured =
+        registry->probe_for(a.backend, backend_settings(Policy{}, config.backends, a.backend));
+  const ProbeResult* probe = configured ? &*configured : nullptr;
   if (!probe || !probe->available)
     throw Error(code::kBackendUnavailable,
                 "backend '" + a.backend + "' is not usable here" +

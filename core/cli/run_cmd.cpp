@@ -23,6 +23,7 @@ struct RunArgs {
   bool json = false;
   bool verbose = false;
   bool raw = false;
+  bool framed = false;
   RuntimeOptions runtime;
 };
 
@@ -50,8 +51,9 @@ int run_main(const RunArgs& a) {
   std::unique_ptr<Registry> registry;
   CollectSink collected;
   PassThroughSink passthrough(a.raw);
+  FramedSink framed;
   auto stop = std::make_shared<StopToken>();
-  StopOnSignals signals(stop);
+  StopOnSignals signals(stop, a.framed);
   try {
     Invocation inv = build_invocation(a.input);
     inv.stop = stop;
@@ -61,15 +63,20 @@ int run_main(const RunArgs& a) {
     inv.dispatch_order = config.dispatch_order;
     if (a.runtime.config)
       inv.protected_paths.push_back(std::filesystem::absolute(*a.runtime.config));
-    out =
-        run_invocation(*registry, inv, a.json ? static_cast<OutputSink&>(collected) : passthrough);
+    OutputSink& sink = a.framed ? static_cast<OutputSink&>(framed)
+                       : a.json ? static_cast<OutputSink&>(collected)
+                                : static_cast<OutputSink&>(passthrough);
+    out = run_invocation(*registry, inv, sink);
   } catch (const ErrorList& e) {
     out.result.error = one_error(e);
   } catch (const Error& e) {
     out.result.error = e;
   }
   passthrough.finish();
-  if (a.json) {
+  if (a.framed) {
+    if (registry) print_diagnostics(*registry, std::cerr, out.result.error);
+    framed.finish(run_json(out, collected));
+  } else if (a.json) {
     if (registry) print_diagnostics(*registry, std::cerr, out.result.error);
     std::cout << boost::json::serialize(run_json(out, collected)) << "\n";
   } else {
@@ -99,6 +106,10 @@ void register_run(CLI::App& app) {
                   "feed FILE ('-': cordon's stdin) to the command; "
                   "default /dev/null");
   run->add_flag("--json", args->json, "print one JSON object with the result, nothing else");
+  run->add_flag("--framed", args->framed,
+                "write the command's stdout and stderr, then the --json result, as frames on "
+                "stdout: the stream a remote cordon's caller reads (see the README)")
+      ->excludes(run->get_option("--json"));
   run->add_flag("-v,--verbose", args->verbose, "print the enforcement report after the run");
   run->add_flag("--raw", args->raw,
                 "on a terminal too, write the command's output unchanged (its escape sequences "

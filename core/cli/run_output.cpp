@@ -3,6 +3,9 @@
 
 #include <unistd.h>
 #include <cordon/request.hpp>
+#include <cordon/sdk/frames.hpp>
+
+#include <boost/json/serialize.hpp>
 
 #include <cerrno>
 #include <ostream>
@@ -46,6 +49,15 @@ void PassThroughSink::finish() {
   if (err_) write_all(2, err_->finish());
 }
 
+void FramedSink::write(Stream stream, std::string_view chunk) {
+  write_all(1, sdk::encode_frames(stream == Stream::out ? sdk::FrameTag::out : sdk::FrameTag::err,
+                                  chunk));
+}
+
+void FramedSink::finish(const boost::json::object& result) {
+  write_all(1, sdk::encode_frames(sdk::FrameTag::result, boost::json::serialize(result)));
+}
+
 namespace {
 
 void put_text(boost::json::object& o, const char* key, const std::string& bytes) {
@@ -81,6 +93,8 @@ boost::json::object run_json(const RunOutcome& outcome, const CollectSink& outpu
   put_text(o, "stderr", output.err);
   o["stdout_truncated"] = r.stdout_truncated;
   o["stderr_truncated"] = r.stderr_truncated;
+  o["stdout_bytes"] = r.stdout_bytes;
+  o["stderr_bytes"] = r.stderr_bytes;
   o["duration_ms"] = r.duration.count();
   o["resources"] = resources_json(r);
   o["backend"] =

@@ -33,8 +33,17 @@ class PassThroughSink final : public OutputSink {
   std::optional<TerminalText> out_, err_;
 };
 
+/// Writes the command's output to cordon's stdout as frames (cordon/sdk/frames.hpp), for the
+/// cordon that started this one from afar; finish() writes the result frame.
+class FramedSink final : public OutputSink {
+ public:
+  void write(Stream stream, std::string_view chunk) override;
+  void finish(const boost::json::object& result);
+};
+
 /// The --json object: exit_code, signal, timed_out, stdout, stderr (base64 with
 /// stdout_base64 / stderr_base64 = true when not UTF-8), stdout_truncated, stderr_truncated,
+/// stdout_bytes, stderr_bytes (what the command wrote, before the cap),
 /// duration_ms, backend, report, notes, error.
 boost::json::object run_json(const RunOutcome& outcome, const CollectSink& output);
 

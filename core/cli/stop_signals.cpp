@@ -14,18 +14,23 @@ constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP};
 
 std::atomic<StopToken*> g_token{nullptr};
 std::atomic<int> g_received{0};
+std::atomic<bool> g_term_terminates{false};
 struct sigaction g_old[3];
 
 void on_signal(int sig) {
   int none = 0;
   g_received.compare_exchange_strong(none, sig);
-  if (StopToken* token = g_token.load()) token->request(StopToken::Level::kill);
+  bool gentle = sig == SIGTERM && g_term_terminates.load();
+  if (StopToken* token = g_token.load())
+    token->request(gentle ? StopToken::Level::terminate : StopToken::Level::kill);
 }
 
 }  // namespace
 
-StopOnSignals::StopOnSignals(std::shared_ptr<StopToken> token) : token_(std::move(token)) {
+StopOnSignals::StopOnSignals(std::shared_ptr<StopToken> token, bool term_terminates)
+    : token_(std::move(token)) {
   g_received = 0;
+  g_term_terminates = term_terminates;
   g_token = token_.get();
   struct sigaction sa;
   std::memset(&sa, 0, sizeof sa);

@@ -11,9 +11,13 @@ namespace cordon::cli {
 
 /// While alive, SIGINT, SIGTERM and SIGHUP raise `token` to StopToken::Level::kill; the old
 /// handlers come back when it is destroyed. One at a time per process.
+///
+/// With `term_terminates` SIGTERM raises it to Level::terminate instead (the command gets
+/// SIGTERM and may end on its own; SIGINT or SIGHUP still kill): how the cordon that started a
+/// `cordon run --framed` from afar passes a stop request on.
 class StopOnSignals {
  public:
-  explicit StopOnSignals(std::shared_ptr<StopToken> token);
+  explicit StopOnSignals(std::shared_ptr<StopToken> token, bool term_terminates = false);
   ~StopOnSignals();
   StopOnSignals(const StopOnSignals&) = delete;
   StopOnSignals& operator=(const StopOnSignals&) = delete;

@@ -3,6 +3,8 @@
 
 #include <cordon/sdk/log.hpp>
 
+#include <algorithm>
+
 #include "capped_sink.hpp"
 
 namespace cordon {
@@ -223,10 +225,12 @@ RunResult Backend::run(const Plan& plan, OutputSink& sink) {
   capped.finish();
   result.duration = std::chrono::duration_cast<std::chrono::milliseconds>(
       std::chrono::steady_clock::now() - start);
-  result.stdout_bytes = capped.total(Stream::out);
-  result.stderr_bytes = capped.total(Stream::err);
-  result.stdout_truncated = capped.truncated(Stream::out);
-  result.stderr_truncated = capped.truncated(Stream::err);
+  // A backend whose output was capped before it came here (a remote cordon's) says what the
+  // command wrote; the larger count and either truncation stand.
+  result.stdout_bytes = std::max(result.stdout_bytes, capped.total(Stream::out));
+  result.stderr_bytes = std::max(result.stderr_bytes, capped.total(Stream::err));
+  result.stdout_truncated = result.stdout_truncated || capped.truncated(Stream::out);
+  result.stderr_truncated = result.stderr_truncated || capped.truncated(Stream::err);
   if (plan.shell_unsafe) result.notes.push_back("shell = unsafe: the command ran under /bin/sh");
   return result;
 }

@@ -27,8 +27,14 @@ Argument parse_argument(const json::value& v, const std::string& path) {
     const auto& o = v.get_object();
     if (o.size() == 1 && o.contains("untrusted"))
       return untrusted(std::string(want_string(o.at("untrusted"), path + "/untrusted")));
+    // Bytes that are not UTF-8 (JSON strings cannot hold them), given by the caller itself.
+    if (o.size() == 1 && o.contains("base64")) {
+      if (auto bytes = decode_base64(want_string(o.at("base64"), path + "/base64")))
+        return trusted(std::move(*bytes));
+      throw bad(path + "/base64", "not valid base64");
+    }
   }
-  throw bad(path, "expected a string or {\"untrusted\": \"...\"}");
+  throw bad(path, "expected a string, {\"untrusted\": \"...\"} or {\"base64\": \"...\"}");
 }
 
 std::vector<Argument> parse_argv(const json::value& v) {

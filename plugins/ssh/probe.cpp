@@ -1,12 +1,16 @@
 // The remote probe: what the host has, then canaries through a run's own script.
 #include "probe.hpp"
 
+#include <cordon/request.hpp>
 #include <cordon/sdk/capabilities.hpp>
 
 #include <algorithm>
 #include <cstdio>
 #include <map>
 #include <sstream>
+
+#include "channel_run.hpp"
+#include "remote_cordon.hpp"
 
 namespace cordon::ssh {
 
@@ -20,6 +24,7 @@ for p in setpriv unshare timeout; do command -v "$p" >/dev/null 2>&1 && echo "ha
 echo "pidns=$(readlink /proc/self/ns/pid 2>/dev/null)"
 unshare --user --map-current-user --pid --fork --kill-child -- /bin/sh -c 'echo "userns=$$"' 2>/dev/null
 unshare --pid --fork --kill-child -- /bin/sh -c 'echo "pidonly=$$"' 2>/dev/null
+c=$(command -v cordon 2>/dev/null) && echo "cordon=$c"
 true)sh";
 
 // The canary's checks, one line each, in this order.
@@ -78,12 +83,77 @@ void prove(ProbeResult& r, std::string_view id, bool held, const std::string& ho
   r.proofs.push_back({std::string(id), held, held ? how : why_not});
 }
 
+// Keeps what the canary printed.
+class Collect final : public OutputSink {
+ public:
+  void write(Stream stream, std::string_view chunk) override {
+    (stream == Stream::out ? out : err).append(chunk.substr(0, 65536));
+  }
+  std::string out, err;
+};
+
+// A run through the remote cordon at `path` that must print the round-trip argument back;
+// empty when it did, else what went wrong.
+std::string remote_canary(Connection& c, const std::string& path) {
+  std::string request = R"({"argv":["printf","%s",{"base64":")" + encode_base64(kRoundTrip) +
+                        R"("}],"policy":{"version":1,"policy":{"name":"ssh-canary"}},"backend":")" +
+                        kRemoteBackend + R"(","workspace":"/tmp","timeout":"30s"})";
+  Plan plan;
+  plan.stdin_data = request;
+  plan.deadline = std::chrono::steady_clock::now() + std::chrono::seconds(40);
+  Collect seen;
+  FramedChannelSink framed(seen);
+  auto channel = c.exec(cordon_line(path));
+  run_channel(c, *channel, plan, framed);
+  if (!framed.result()) return "no result came back: " + framed.diagnostics().substr(0, 300);
+  RunResult r;
+  merge_result(*framed.result(), c.target().name(), r);
+  if (r.error) return r.error->what();
+  if (seen.out != kRoundTrip)
+    return "the canary did not get its argument back byte for byte (it printed '" +
+           seen.out.substr(0, 200) + seen.err.substr(0, 200) + "')";
+  return "";
+}
+
+// The remote cordon's proofs, each with its evidence, as this backend's; false (and `why`)
+// when it cannot be used.
+bool prove_by_remote_cordon(Connection& c, const std::string& path, HostProof& p,
+                            std::string& why) {
+  auto listed = c.capture("exec " + sh_quote(path) + " backends --json 2>/dev/null", 60);
+  auto proofs = remote_proofs(listed.out, why);
+  if (!proofs) return false;
+  if (why = remote_canary(c, path); !why.empty()) return false;
+  p.cordon = path;
+  p.result.available = true;
+  for (const auto& proof : proofs->proofs)
+    p.result.proofs.push_back(
+        {proof.capability, proof.proven,
+         "the remote cordon " + path + " (" + kRemoteBackend + "): " + proof.evidence});
+  return true;
+}
+
 }  // namespace
 
 HostProof probe_host(Connection& c) {
   HostProof p;
   ProbeResult& r = p.result;
   auto host = fields(c.capture("exec /bin/sh -c " + sh_quote(kDetect)).out);
+  const auto& named = c.target().cordon;
+  std::string cordon = named ? (*named == "off" ? "" : *named) : host["cordon"];
+  std::string not_used;
+  if (!cordon.empty()) {
+    if (prove_by_remote_cordon(c, cordon, p, not_used)) {
+      r.facts.push_back("host " + c.target().name() + ", host key " + c.fingerprint());
+      r.facts.push_back("runs go to the remote cordon " + cordon + " (its " + kRemoteBackend +
+                        " backend), the policy sent in each request");
+      return p;
+    }
+    if (named) {  // asked for by name: never a quiet fallback to less
+      r.available = false;
+      r.reason = c.target().name() + ": the remote cordon " + cordon + " cannot run: " + not_used;
+      return p;
+    }
+  }
   bool root = host["uid"] == "0";
   bool linux_host = host["os"] == "Linux";
   auto has = [&](const char* prog) {
@@ -142,6 +212,8 @@ HostProof probe_host(Connection& c) {
   r.facts.push_back("host " + c.target().name() + ", host key " + c.fingerprint());
   r.facts.push_back(std::string("remote: ") + (host["os"].empty() ? "?" : host["os"]) + ", uid " +
                     host["uid"] + ", tools: " + (host["have"].empty() ? "none" : host["have"]));
+  if (!not_used.empty())
+    r.facts.push_back("the remote cordon " + cordon + " is not used: " + not_used);
   return p;
 }
 

@@ -8,8 +8,8 @@ namespace cordon::ssh {
 
 namespace {
 
-constexpr std::array<std::string_view, 7> kKeys = {
-    "host", "port", "user", "identity", "known_hosts", "connect_timeout", "workspace"};
+constexpr std::array<std::string_view, 8> kKeys = {
+    "host", "port", "user", "identity", "known_hosts", "connect_timeout", "workspace", "cordon"};
 
 Error bad(std::string_view key, const std::string& problem, const std::string& hint = {}) {
   return Error(code::kBadSettings, "'backends.ssh." + std::string(key) + "' " + problem, hint);
@@ -53,7 +53,8 @@ std::string text(const boost::json::object& s, std::string_view key, std::string
 std::string Target::name() const { return user + "@" + host + ":" + std::to_string(port); }
 
 std::string Target::key() const {
-  return name() + "\n" + identity + "\n" + known_hosts + "\n" + std::to_string(connect_timeout);
+  return name() + "\n" + identity + "\n" + known_hosts + "\n" + std::to_string(connect_timeout) +
+         "\n" + cordon.value_or("");
 }
 
 std::vector<Error> validate(const boost::json::object& settings) {
@@ -64,7 +65,7 @@ std::vector<Error> validate(const boost::json::object& settings) {
     if (!known)
       out.push_back(bad(kv.key(), "is not a setting of the ssh backend",
                         "known: host, port, user, identity, known_hosts, connect_timeout, "
-                        "workspace"));
+                        "workspace, cordon"));
   }
   if (!settings.if_contains("host"))
     out.push_back(Error(code::kBadSettings, "'backends.ssh.host' is missing",
@@ -72,12 +73,16 @@ std::vector<Error> validate(const boost::json::object& settings) {
   if (!settings.if_contains("identity"))
     out.push_back(Error(code::kBadSettings, "'backends.ssh.identity' is missing",
                         "name a private key file, or \"agent\" to use ssh-agent"));
-  for (auto key : {"host", "user", "identity", "known_hosts", "workspace"})
+  for (auto key : {"host", "user", "identity", "known_hosts", "workspace", "cordon"})
     check_string(settings, key, out);
   check_integer(settings, "port", 1, 65535, out);
   check_integer(settings, "connect_timeout", 1, 300, out);
   check_absolute(settings, "known_hosts", out);
   check_absolute(settings, "workspace", out);
+  const auto* cordon = settings.if_contains("cordon");
+  if (cordon && cordon->is_string() && cordon->as_string() != "off" &&
+      !cordon->as_string().empty() && cordon->as_string()[0] != '/')
+    out.push_back(bad("cordon", "must be an absolute path to the remote cordon, or \"off\""));
   const auto* id = settings.if_contains("identity");
   if (id && id->is_string() && id->as_string() != "agent" && !id->as_string().empty() &&
       id->as_string()[0] != '/')
@@ -95,6 +100,7 @@ Target target_of(const boost::json::object& settings, const std::string& local_u
   t.known_hosts = text(settings, "known_hosts", home + "/.ssh/known_hosts");
   if (const auto* v = settings.if_contains("connect_timeout")) t.connect_timeout = v->as_int64();
   if (const auto* v = settings.if_contains("workspace")) t.workspace = std::string(v->as_string());
+  if (const auto* v = settings.if_contains("cordon")) t.cordon = std::string(v->as_string());
   return t;
 }
 

@@ -7,6 +7,7 @@
 //   known_hosts      the known-hosts file the host's key must be in          ~/.ssh/known_hosts
 //   connect_timeout  seconds for the connection and the handshake, 1-300      10
 //   workspace        the command's directory on the remote host (absolute)   the local workspace
+//   cordon           the remote cordon (absolute path), or "off": never use one  `cordon` in PATH
 #pragma once
 
 #include <cordon/sdk/error.hpp>
@@ -28,6 +29,9 @@ struct Target {
   std::string known_hosts;
   long connect_timeout = 10;
   std::optional<std::string> workspace;
+  /// The remote cordon to run commands under; "off": the plain-shell path only; unset: the
+  /// login's `cordon` in PATH, when there is one.
+  std::optional<std::string> cordon;
 
   /// "user@host:port", how messages name the target.
   std::string name() const;

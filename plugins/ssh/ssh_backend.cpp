@@ -10,6 +10,7 @@
 #include <cstdlib>
 
 #include "channel_run.hpp"
+#include "remote_cordon.hpp"
 #include "remote_line.hpp"
 
 namespace cordon::ssh {
@@ -57,6 +58,10 @@ std::pair<std::unique_ptr<Connection>, std::unique_ptr<Channel>> open(Pool& pool
   }
 }
 
+// How long past the deadline a remote cordon has to report its own timeout before this side
+// kills it.
+constexpr auto kRemoteGrace = std::chrono::seconds(5);
+
 std::string trimmed(std::string s) {
   while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
   return s;
@@ -98,9 +103,39 @@ std::vector<Error> SshBackend::do_validate_settings(const boost::json::object& s
   return validate(settings);
 }
 
+RunResult SshBackend::run_under_cordon(const Plan& plan, const Target& t, const std::string& cordon,
+                                       OutputSink& sink) {
+  Plan sent = plan;
+  sent.stdin_data = request_json(plan, t.workspace.value_or(plan.workspace.string()));
+  if (plan.deadline) sent.deadline = *plan.deadline + kRemoteGrace;
+  FramedChannelSink framed(sink);
+  auto [conn, channel] = open(pool_, t, cordon_line(cordon));
+  ChannelEnd end = run_channel(*conn, *channel, sent, framed);
+  channel.reset();
+  RunResult r;
+  if (framed.result()) {
+    merge_result(*framed.result(), t.name(), r);
+  } else {
+    r.signal = end.signal;
+    r.timed_out = end.pump.timed_out;
+    if (!end.pump.killed)
+      r.error = Error(
+          code::kBackendFault,
+          "the remote cordon on " + t.name() + " ended without a result" +
+              (framed.diagnostics().empty() ? std::string()
+                                            : ": " + trimmed(framed.diagnostics()).substr(0, 2000)),
+          "run '" + cordon + " run -- true' on that host to see what fails");
+  }
+  r.notes.push_back("ran on " + t.name() + " (host key " + conn->fingerprint() +
+                    ") under the remote cordon " + cordon);
+  if (!end.dropped) pool_.give(std::move(conn));
+  return r;
+}
+
 RunResult SshBackend::do_run(const Plan& plan, OutputSink& sink) {
   Target t = target(plan.settings);
   HostProof proof = proof_for(t);
+  if (proof.cordon) return run_under_cordon(plan, t, *proof.cordon, sink);
   std::string line = remote_line(remote_run(plan, t), proof.wrappers);
   auto [conn, channel] = open(pool_, t, line);
   ChannelEnd end = run_channel(*conn, *channel, plan, sink);

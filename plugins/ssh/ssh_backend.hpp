@@ -27,6 +27,9 @@ class SshBackend final : public Backend {
   Target target(const boost::json::object& settings) const;
   /// The host's proof, probed once per target for the life of this object.
   HostProof proof_for(const Target& target);
+  /// A run on the remote-cordon path (remote_cordon.hpp).
+  RunResult run_under_cordon(const Plan& plan, const Target& target, const std::string& cordon,
+                             OutputSink& sink);
 
   Pool pool_;
   std::mutex mutex_;

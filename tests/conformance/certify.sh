@@ -7,6 +7,7 @@
 #   certify.sh root|user|broken|malformed CORDON BACKEND [CORPUS]
 #   certify.sh docker CORDON docker BASE
 #   certify.sh ssh CORDON ssh FIXTURE   (the sshd of scripts/sshd, started by the ctest fixture)
+#   certify.sh ssh-cordon CORDON ssh FIXTURE   the same host, running CORDON there too
 # Exit 77 tells ctest the run was skipped; under CI=true a missing prerequisite fails instead.
 set -uo pipefail
 mode=${1:?usage} cordon=$(readlink -f "${2:?usage}") backend=${3:?usage} corpus=${4:-}
@@ -41,7 +42,7 @@ case "$mode" in
     printf '[backends.docker]\nimage = "%s"\nsocket = "%s"\n' "$image" "$socket" >"$config"
     "$cordon" certify --backend docker --config "$config" --policy "$corpus"
     ;;
-  ssh)
+  ssh | ssh-cordon)
     fixture=$corpus
     [[ -s "$fixture/ports" ]] || skip_or_fail "no sshd fixture at $fixture (scripts/sshd start)"
     config=$(mktemp /tmp/cordon-certify-config-XXXXXX.toml)
@@ -49,6 +50,7 @@ case "$mode" in
     printf '[backends.ssh]\nhost = "127.0.0.1"\nport = %s\nuser = "%s"\nidentity = "%s"\nknown_hosts = "%s"\n' \
       "$(head -n 1 "$fixture/ports")" "$(cat "$fixture/user")" "$fixture/client_key" \
       "$fixture/known_hosts" >"$config"
+    [[ $mode == ssh-cordon ]] && printf 'cordon = "%s"\n' "$cordon" >>"$config"
     "$cordon" certify --backend ssh --config "$config"
     ;;
   broken)

@@ -51,7 +51,10 @@ TEST_CASE("request: malformed requests are CRD4xxx errors naming the path", "[re
   CHECK(refusal(R"({"argv": ["a"], "command": "a"})").rfind("CRD4006", 0) == 0);
   CHECK(refusal(R"({"argv": []})") == "CRD4006 request /argv: expected a non-empty array");
   CHECK(refusal(R"({"argv": ["a", 3]})") ==
-        "CRD4006 request /argv/1: expected a string or {\"untrusted\": \"...\"}");
+        "CRD4006 request /argv/1: expected a string, {\"untrusted\": \"...\"} or "
+        "{\"base64\": \"...\"}");
+  CHECK(refusal(R"({"argv": ["a", {"base64": "***"}]})") ==
+        "CRD4006 request /argv/1/base64: not valid base64");
   CHECK(refusal(R"({"argv": ["a", {"untrusted": 1}]})") ==
         "CRD4006 request /argv/1/untrusted: expected a string");
   CHECK(refusal(R"({"argv": ["a"], "timeout": "soon"})").rfind("CRD4006 request /timeout", 0) == 0);
@@ -85,6 +88,15 @@ TEST_CASE("request: an untrusted value after a literal '--' is an operand", "[re
             .rfind("CRD4002 untrusted argument 2", 0) == 0);
   CHECK(refusal(R"({"argv": ["grep", {"untrusted": "--"}, {"untrusted": "-e"}]})")
             .rfind("CRD4002 untrusted argument 1", 0) == 0);
+}
+
+TEST_CASE("request: an argument given as base64 arrives as its bytes", "[request]") {
+  std::string bytes("\xff\xfe;x", 4);
+  auto r =
+      parse_run_request(R"({"argv": ["printf", {"base64": ")" + encode_base64(bytes) + R"("}]})");
+  REQUIRE(r.argv.size() == 2);
+  CHECK(r.argv[1].value == bytes);
+  CHECK_FALSE(r.argv[1].untrusted);
 }
 
 TEST_CASE("request: base64 and UTF-8 helpers", "[request]") {

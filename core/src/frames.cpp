@@ -1,0 +1,64 @@
+// The framed stream of `cordon run --framed` (cordon/sdk/frames.hpp).
+#include <cordon/sdk/error.hpp>
+#include <cordon/sdk/frames.hpp>
+
+#include <algorithm>
+#include <cstdint>
+
+namespace cordon::sdk {
+
+namespace {
+
+constexpr std::size_t kHeader = 5;
+
+bool known(char tag) {
+  return tag == static_cast<char>(FrameTag::out) || tag == static_cast<char>(FrameTag::err) ||
+         tag == static_cast<char>(FrameTag::result);
+}
+
+Error malformed(const std::string& what) {
+  return Error(code::kBackendFault, "the remote cordon's framed output is malformed: " + what,
+               "the remote cordon must be the same version as this one");
+}
+
+}  // namespace
+
+std::string encode_frames(FrameTag tag, std::string_view payload) {
+  std::string out;
+  while (!payload.empty()) {
+    std::size_t n = std::min(payload.size(), kMaxFramePayload);
+    auto len = static_cast<std::uint32_t>(n);
+    out += static_cast<char>(tag);
+    for (int shift : {24, 16, 8, 0}) out += static_cast<char>((len >> shift) & 0xff);
+    out.append(payload.substr(0, n));
+    payload.remove_prefix(n);
+  }
+  return out;
+}
+
+std::vector<Frame> FrameReader::feed(std::string_view bytes) {
+  std::vector<Frame> frames;
+  if (bytes.empty()) return frames;
+  if (finished_) throw malformed("bytes after the result");
+  held_.append(bytes);
+  std::size_t at = 0;
+  while (held_.size() - at >= kHeader) {
+    char tag = held_[at];
+    if (!known(tag)) throw malformed("unknown frame tag " + std::to_string(static_cast<int>(tag)));
+    std::uint32_t len = 0;
+    for (std::size_t i = 1; i < kHeader; ++i)
+      len = (len << 8) | static_cast<unsigned char>(held_[at + i]);
+    if (len > kMaxFramePayload) throw malformed("a frame of " + std::to_string(len) + " bytes");
+    if (held_.size() - at - kHeader < len) break;
+    frames.push_back({static_cast<FrameTag>(tag), held_.substr(at + kHeader, len)});
+    at += kHeader + len;
+    if (tag == static_cast<char>(FrameTag::result)) {
+      finished_ = true;
+      if (at != held_.size()) throw malformed("bytes after the result");
+    }
+  }
+  held_.erase(0, at);
+  return frames;
+}
+
+}  // namespace cordon::sdk

@@ -1,0 +1,239 @@
+// The remote-cordon path against the fixture's sshd: the host runs this build's own cordon
+// (`cordon` setting), whose landlock backend enforces the policy sent in each request.
+#include <pwd.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cordon/policy_loader.hpp>
+#include <cordon/sdk/error.hpp>
+#include <cordon/sdk/requirements.hpp>
+#include <cordon/sdk/stop_token.hpp>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "support.hpp"
+
+using namespace cordon;
+using namespace cordon::ssh;
+using namespace cordon::ssh::test;
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+
+namespace {
+
+// A workspace the fixture's login owns (the remote host is this machine), removed at the end.
+struct RemoteWorkspace {
+  fs::path dir = fs::path("/tmp") / ("cordon-ssh-ws-" + std::to_string(::getpid()));
+  RemoteWorkspace() {
+    fs::remove_all(dir);
+    fs::create_directory(dir);
+    if (const passwd* pw = ::getpwnam(fixture().user.c_str()); pw && ::geteuid() == 0)
+      REQUIRE(::chown(dir.c_str(), pw->pw_uid, pw->pw_gid) == 0);
+    ::chmod(dir.c_str(), 0755);
+  }
+  ~RemoteWorkspace() { fs::remove_all(dir); }
+  void put(const std::string& name, const std::string& text) const {
+    std::ofstream(dir / name) << text;
+    ::chmod((dir / name).c_str(), 0644);
+  }
+};
+
+boost::json::object cordon_settings(const std::string& cordon = CORDON_CLI) {
+  auto s = settings(0);
+  s["cordon"] = cordon;
+  return s;
+}
+
+// The standard preset for `ws` (as `cordon run` resolves it here), with `blocked` added and
+// without the sandbox-wide memory and process totals: the fixture's login has no cgroup.
+Plan cordon_plan(const RemoteWorkspace& ws, std::vector<std::string> argv,
+                 std::chrono::milliseconds timeout = 60s,
+                 const std::vector<std::string>& blocked = {}) {
+  Policy p = load_preset("standard");
+  p.limits.timeout = timeout;
+  p.limits.memory_mb.reset();
+  p.limits.max_processes.reset();
+  for (const auto& b : blocked) p.filesystem.blocked.push_back(b);
+  const char* home = std::getenv("HOME");
+  p = resolve_paths(std::move(p), PathContext{ws.dir, home ? home : "/"});
+  Plan plan;
+  plan.policy = p;
+  plan.requirements = derive_requirements(p);
+  plan.argv = std::move(argv);
+  plan.workspace = ws.dir;
+  plan.env = {{"PATH", "/usr/local/bin:/usr/bin:/bin"}, {"LANG", "C.UTF-8"}};
+  plan.settings = cordon_settings();
+  plan.settings["workspace"] = ws.dir.string();
+  plan.deadline = std::chrono::steady_clock::now() + timeout;
+  return plan;
+}
+
+SshBackend& remote() {
+  static auto* instance = new SshBackend(BackendContext{"ssh", nullptr, "/var/tmp"});
+  return *instance;
+}
+
+std::string marker(const char* what) {
+  return std::string("cordon-ssh-rc-") + what + "-" + std::to_string(::getpid());
+}
+
+bool gone_within(const std::string& pattern, std::chrono::milliseconds limit) {
+  auto until = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < until) {
+    if (processes_matching(pattern).empty()) return true;
+    std::this_thread::sleep_for(50ms);
+  }
+  return processes_matching(pattern).empty();
+}
+
+}  // namespace
+
+TEST_CASE("ssh: with a remote cordon the host claims what its landlock backend proves",
+          "[ssh][remote-cordon]") {
+  if (!ready()) return;
+  auto probe = remote().probe_for(cordon_settings());
+  INFO(probe.reason);
+  REQUIRE(probe.available);
+  for (const char* id : {"fs.read.confine", "fs.write.confine", "fs.read.block", "net.deny"}) {
+    INFO(id);
+    CHECK(probe.proves(id));
+    CHECK(probe.evidence(id).find("the remote cordon " + std::string(CORDON_CLI)) == 0);
+  }
+  // The plain-shell path claims none of these.
+  auto shell = remote().probe_for(settings(1));
+  CHECK_FALSE(shell.proves("fs.read.confine"));
+}
+
+TEST_CASE("ssh: a remote cordon the settings name but cannot run makes the host unavailable",
+          "[ssh][remote-cordon]") {
+  if (!ready()) return;
+  SshBackend fresh(BackendContext{"ssh", nullptr, "/var/tmp"});
+  auto probe = fresh.probe_for(cordon_settings("/nonexistent/cordon"));
+  CHECK_FALSE(probe.available);
+  CHECK(probe.reason.find("/nonexistent/cordon") != std::string::npos);
+}
+
+TEST_CASE("ssh: the remote cordon enforces the policy sent with the run, both ways",
+          "[ssh][remote-cordon]") {
+  if (!ready()) return;
+  RemoteWorkspace ws;
+  ws.put("public.txt", "open\n");
+  ws.put("secret.txt", "hidden\n");
+  const std::string outside = "/var/tmp/cordon-ssh-outside-" + std::to_string(::getpid());
+  fs::remove(outside);
+  // Blocked by a path beneath the local workspace: it must name the remote one's file.
+  std::vector<std::string> blocked = {"{workspace}/secret.txt"};
+
+  CaptureSink wrote;
+  auto w =
+      remote().run(cordon_plan(ws, {"sh", "-c", "echo made > inside.txt"}, 60s, blocked), wrote);
+  INFO(wrote.err << (w.error ? w.error->message() : ""));
+  REQUIRE_FALSE(w.error);
+  CHECK(w.exit_code == 0);
+  CHECK(fs::exists(ws.dir / "inside.txt"));
+
+  CaptureSink denied;
+  auto d = remote().run(cordon_plan(ws, {"sh", "-c", "echo x > " + outside}, 60s, blocked), denied);
+  REQUIRE_FALSE(d.error);
+  CHECK(d.exit_code != 0);
+  CHECK_FALSE(fs::exists(outside));
+
+  CaptureSink read;
+  auto r = remote().run(cordon_plan(ws, {"cat", "public.txt"}, 60s, blocked), read);
+  REQUIRE_FALSE(r.error);
+  CHECK(read.out == "open\n");
+  CaptureSink hidden;
+  auto h = remote().run(cordon_plan(ws, {"cat", "secret.txt"}, 60s, blocked), hidden);
+  REQUIRE_FALSE(h.error);
+  CHECK(h.exit_code != 0);
+  CHECK(hidden.out.find("hidden") == std::string::npos);
+
+  bool remote_report = false;
+  for (const auto& e : r.report)
+    remote_report |=
+        e.capability == "fs.read.block" && e.mechanism.find("the remote cordon on ") == 0;
+  CHECK(remote_report);
+}
+
+TEST_CASE("ssh: through a remote cordon argv, stdin, stdout, stderr and the status are exact",
+          "[ssh][remote-cordon]") {
+  if (!ready()) return;
+  RemoteWorkspace ws;
+  std::string nasty = "a b;$(touch /tmp/pwned-$$)`id`'\"\\\n\t*?~!#&|<>{}\xff\xfe";
+  CaptureSink sink;
+  auto r = remote().run(cordon_plan(ws, {"printf", "%s|", nasty, "-n", "x=y", ""}), sink);
+  INFO(sink.err << (r.error ? r.error->message() : ""));
+  REQUIRE_FALSE(r.error);
+  CHECK(sink.out == nasty + "|-n|x=y||");
+
+  auto plan = cordon_plan(ws, {"sh", "-c", "cat; echo done; echo oops >&2; exit 7"});
+  plan.stdin_data = std::string(200000, 'x');
+  CaptureSink io;
+  auto s = remote().run(plan, io);
+  REQUIRE_FALSE(s.error);
+  CHECK(s.exit_code == 7);
+  CHECK(io.out == std::string(200000, 'x') + "done\n");
+  CHECK(io.err == "oops\n");
+}
+
+TEST_CASE("ssh: through a remote cordon a timeout and a stop end the whole remote tree",
+          "[ssh][remote-cordon]") {
+  if (!ready()) return;
+  RemoteWorkspace ws;
+  std::string m = marker("timeout");
+  CaptureSink sink;
+  auto r = remote().run(
+      cordon_plan(ws, {"sh", "-c", "setsid sh -c 'sleep 300; : " + m + "' & sleep 200; : " + m},
+                  1500ms),
+      sink);
+  CHECK(r.timed_out);
+  CHECK(gone_within(m, 3s));
+
+  auto stop = std::make_shared<StopToken>();
+  auto plan =
+      cordon_plan(ws, {"sh", "-c", "trap 'echo got-term; exit 3' TERM; echo up; sleep 100 & wait"});
+  plan.stop = stop;
+  std::thread asker([stop] {
+    std::this_thread::sleep_for(1500ms);
+    stop->request(StopToken::Level::terminate);
+  });
+  CaptureSink stopped;
+  auto s = remote().run(plan, stopped);
+  asker.join();
+  CHECK(stopped.out.find("got-term") != std::string::npos);
+  CHECK(s.exit_code == 3);
+
+  // What ignores the request is killed with the remote cordon, and nothing of it is left.
+  std::string m2 = marker("stubborn");
+  auto killer = std::make_shared<StopToken>();
+  auto stubborn = cordon_plan(ws, {"sh", "-c", "trap '' TERM; echo up; sleep 100; : " + m2});
+  stubborn.stop = killer;
+  std::thread asker2([killer] {
+    std::this_thread::sleep_for(1500ms);
+    killer->request(StopToken::Level::terminate);
+    std::this_thread::sleep_for(500ms);
+    killer->request(StopToken::Level::kill);
+  });
+  CaptureSink sink2;
+  auto k = remote().run(stubborn, sink2);
+  asker2.join();
+  CHECK(k.exit_code != 0);
+  CHECK(gone_within(m2, 3s));
+}
+
+TEST_CASE("ssh: a clause the remote cordon cannot prove is refused, naming it",
+          "[ssh][remote-cordon]") {
+  if (!ready()) return;
+  RemoteWorkspace ws;
+  auto plan = cordon_plan(ws, {"true"});
+  plan.policy.process.allowed_commands = {"true"};  // fs.exec.confine: landlock cannot prove it
+  plan.requirements = derive_requirements(plan.policy);
+  CaptureSink sink;
+  auto r = remote().run(plan, sink);
+  REQUIRE(r.error);
+  CHECK(code_of(r) == code::kUnproven);
+  CHECK(r.error->message().find("fs.exec.confine") != std::string::npos);
+}

@@ -1,15 +1,18 @@
 // Validation of [backends.ssh]. Pure.
 #include "settings.hpp"
 
+#include <algorithm>
 #include <array>
+#include <optional>
 #include <string_view>
 
 namespace cordon::ssh {
 
 namespace {
 
-constexpr std::array<std::string_view, 8> kKeys = {
-    "host", "port", "user", "identity", "known_hosts", "connect_timeout", "workspace", "cordon"};
+constexpr std::array<std::string_view, 9> kKeys = {
+    "host",        "hosts",           "port",      "user",  "identity",
+    "known_hosts", "connect_timeout", "workspace", "cordon"};
 
 Error bad(std::string_view key, const std::string& problem, const std::string& hint = {}) {
   return Error(code::kBadSettings, "'backends.ssh." + std::string(key) + "' " + problem, hint);
@@ -43,6 +46,48 @@ void check_absolute(const boost::json::object& s, std::string_view key, std::vec
     out.push_back(bad(key, "must be an absolute path"));
 }
 
+// "name", "name:port", "[v6]:port" -> name and port (0: the port setting's).
+std::optional<std::pair<std::string, int>> host_port(std::string_view entry) {
+  std::string_view name = entry, port;
+  if (!entry.empty() && entry.front() == '[') {
+    auto close = entry.find(']');
+    if (close == std::string_view::npos) return std::nullopt;
+    name = entry.substr(1, close - 1);
+    if (close + 1 < entry.size()) {
+      if (entry[close + 1] != ':') return std::nullopt;
+      port = entry.substr(close + 2);
+    }
+  } else if (auto colon = entry.rfind(':');
+             colon != std::string_view::npos && entry.find(':') == colon) {
+    name = entry.substr(0, colon);
+    port = entry.substr(colon + 1);
+  }
+  if (name.empty() || !plain_text(name)) return std::nullopt;
+  int number = 0;
+  if (!port.empty()) {
+    if (port.size() > 5 || port.find_first_not_of("0123456789") != std::string_view::npos)
+      return std::nullopt;
+    number = std::stoi(std::string(port));
+    if (number < 1 || number > 65535) return std::nullopt;
+  }
+  return std::pair{std::string(name), number};
+}
+
+void check_hosts(const boost::json::object& s, std::vector<Error>& out) {
+  const auto* v = s.if_contains("hosts");
+  if (!v) return;
+  if (!v->is_array() || v->as_array().empty()) {
+    out.push_back(bad("hosts", "must be a non-empty array of \"host\" or \"host:port\" strings"));
+    return;
+  }
+  for (std::size_t i = 0; i < v->as_array().size(); ++i) {
+    const auto& e = v->as_array()[i];
+    if (!e.is_string() || !host_port(e.as_string()))
+      out.push_back(bad("hosts", "entry " + std::to_string(i + 1) +
+                                     " must be \"host\" or \"host:port\" (port 1-65535)"));
+  }
+}
+
 std::string text(const boost::json::object& s, std::string_view key, std::string fallback) {
   const auto* v = s.if_contains(key);
   return v ? std::string(v->as_string()) : fallback;
@@ -64,12 +109,17 @@ std::vector<Error> validate(const boost::json::object& settings) {
     for (auto k : kKeys) known = known || kv.key() == k;
     if (!known)
       out.push_back(bad(kv.key(), "is not a setting of the ssh backend",
-                        "known: host, port, user, identity, known_hosts, connect_timeout, "
-                        "workspace, cordon"));
+                        "known: host, hosts, port, user, identity, known_hosts, "
+                        "connect_timeout, workspace, cordon"));
   }
-  if (!settings.if_contains("host"))
+  if (!settings.if_contains("host") && !settings.if_contains("hosts"))
     out.push_back(Error(code::kBadSettings, "'backends.ssh.host' is missing",
-                        "name the remote host: [backends.ssh] host = \"build1.example.org\""));
+                        "name the remote host: [backends.ssh] host = \"build1.example.org\" "
+                        "(or a fleet: hosts = [\"build1\", \"build2:2222\"])"));
+  if (settings.if_contains("host") && settings.if_contains("hosts"))
+    out.push_back(
+        bad("hosts", "and 'backends.ssh.host' are both set", "give one host, or a fleet in hosts"));
+  check_hosts(settings, out);
   if (!settings.if_contains("identity"))
     out.push_back(Error(code::kBadSettings, "'backends.ssh.identity' is missing",
                         "name a private key file, or \"agent\" to use ssh-agent"));
@@ -87,6 +137,22 @@ std::vector<Error> validate(const boost::json::object& settings) {
   if (id && id->is_string() && id->as_string() != "agent" && !id->as_string().empty() &&
       id->as_string()[0] != '/')
     out.push_back(bad("identity", "must be an absolute path to a private key, or \"agent\""));
+  return out;
+}
+
+std::vector<Target> targets_of(const boost::json::object& settings, const std::string& local_user,
+                               const std::string& home) {
+  Target base = target_of(settings, local_user, home);
+  const auto* hosts = settings.if_contains("hosts");
+  if (!hosts) return {base};
+  std::vector<Target> out;
+  for (const auto& e : hosts->as_array()) {
+    auto [name, port] = *host_port(e.as_string());
+    Target t = base;
+    t.host = name;
+    if (port) t.port = port;
+    if (std::find(out.begin(), out.end(), t) == out.end()) out.push_back(t);
+  }
   return out;
 }
 

@@ -1,6 +1,8 @@
 // [backends.ssh]: which host, as whom, trusting which host keys. Pure.
 //
-//   host             the remote host (name or address)                      required
+//   host             the remote host (name or address)                      required, or:
+//   hosts            a fleet: ["build1", "build2:2222", "[fe80::1]:22"]; the other settings
+//                    are shared, a port in an entry replaces `port`
 //   port             1-65535                                                 22
 //   user             the login                                               the local user
 //   identity         a private key file, or "agent" (ssh-agent, SSH_AUTH_SOCK) required
@@ -42,6 +44,11 @@ struct Target {
 
 /// Every mistake in `settings`, each naming its key (CRD2015). Empty when valid.
 std::vector<Error> validate(const boost::json::object& settings);
+
+/// The targets `settings` name: its one host, or each of its `hosts` in order (duplicates once).
+/// Call only with settings that validate.
+std::vector<Target> targets_of(const boost::json::object& settings, const std::string& local_user,
+                               const std::string& home);
 
 /// The target `settings` name, with defaults filled from `local_user` and `home` (the local
 /// user's name and home directory). Call only with settings that validate.

@@ -62,6 +62,9 @@ std::pair<std::unique_ptr<Connection>, std::unique_ptr<Channel>> open(Pool& pool
 // kills it.
 constexpr auto kRemoteGrace = std::chrono::seconds(5);
 
+// How long a host whose connection or probe failed is taken as failed before it is tried again.
+constexpr auto kRetryAfter = std::chrono::seconds(30);
+
 std::string trimmed(std::string s) {
   while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
   return s;
@@ -69,18 +72,31 @@ std::string trimmed(std::string s) {
 
 }  // namespace
 
-Target SshBackend::target(const boost::json::object& settings) const {
+std::vector<Target> SshBackend::targets(const boost::json::object& settings) const {
   auto [name, home] = local_user();
-  return target_of(settings, name, home);
+  return targets_of(settings, name, home);
 }
 
 HostProof SshBackend::proof_for(const Target& t) {
+  const auto now = std::chrono::steady_clock::now();
   {
     std::lock_guard lock(mutex_);
     if (auto it = proofs_.find(t.key()); it != proofs_.end()) return it->second;
+    // A host that just failed is not dialled again at once: a fleet's every run would wait
+    // out its connect_timeout.
+    if (auto it = failed_.find(t.key()); it != failed_.end() && now < it->second.first)
+      throw it->second.second;
   }
-  auto conn = pool_.take(t);
-  HostProof proof = probe_host(*conn);
+  std::unique_ptr<Connection> conn;
+  HostProof proof;
+  try {
+    conn = pool_.take(t);
+    proof = probe_host(*conn);
+  } catch (const Error& e) {
+    std::lock_guard lock(mutex_);
+    failed_.insert_or_assign(t.key(), std::pair{now + kRetryAfter, e});
+    throw;
+  }
   pool_.give(std::move(conn));
   std::lock_guard lock(mutex_);
   return proofs_.emplace(t.key(), std::move(proof)).first->second;
@@ -95,7 +111,9 @@ ProbeResult SshBackend::do_probe() {
 
 ProbeResult SshBackend::do_probe_for(const boost::json::object& settings) {
   if (settings.empty()) return do_probe();
-  return proof_for(target(settings)).result;
+  auto ts = targets(settings);
+  if (ts.size() > 1) return fleet_probe(ts);
+  return proof_for(ts.front()).result;
 }
 
 std::vector<Error> SshBackend::do_validate_settings(const boost::json::object& settings) {
@@ -133,8 +151,13 @@ RunResult SshBackend::run_under_cordon(const Plan& plan, const Target& t, const 
 }
 
 RunResult SshBackend::do_run(const Plan& plan, OutputSink& sink) {
-  Target t = target(plan.settings);
-  HostProof proof = proof_for(t);
+  auto ts = targets(plan.settings);
+  if (ts.size() > 1) return fleet_run(plan, ts, sink);
+  return run_on(plan, ts.front(), proof_for(ts.front()), sink);
+}
+
+RunResult SshBackend::run_on(const Plan& plan, const Target& t, const HostProof& proof,
+                             OutputSink& sink) {
   if (proof.cordon) return run_under_cordon(plan, t, *proof.cordon, sink);
   std::string line = remote_line(remote_run(plan, t), proof.wrappers);
   auto [conn, channel] = open(pool_, t, line);

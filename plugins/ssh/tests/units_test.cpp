@@ -103,3 +103,37 @@ TEST_CASE("ssh settings: every mistake is named, a valid table passes", "[ssh]")
   CHECK(t.known_hosts == "/home/me/.ssh/known_hosts");
   CHECK(t.port == 2222);
 }
+
+TEST_CASE("ssh settings: a fleet is hosts = [...], each host with its own port or the shared one",
+          "[ssh]") {
+  boost::json::object fleet{{"hosts", boost::json::array{"a", "b:2200", "[fe80::1]:22", "a"}},
+                            {"identity", "/k"},
+                            {"port", 2222},
+                            {"cordon", "off"}};
+  CHECK(validate(fleet).empty());
+  auto ts = targets_of(fleet, "me", "/home/me");
+  REQUIRE(ts.size() == 3);  // the repeated "a" once
+  CHECK(ts[0].host == "a");
+  CHECK(ts[0].port == 2222);
+  CHECK(ts[1].port == 2200);
+  CHECK(ts[2].host == "fe80::1");
+  CHECK(ts[2].port == 22);
+  CHECK(ts[1].cordon == "off");
+
+  auto errors_of = [](boost::json::object s) {
+    std::string all;
+    for (const auto& e : validate(s)) all += e.message() + "\n";
+    return all;
+  };
+  CHECK(errors_of({{"hosts", boost::json::array{}}, {"identity", "/k"}}).find("non-empty") !=
+        std::string::npos);
+  CHECK(errors_of({{"hosts", boost::json::array{"a:0", "b:x", "", 3}}, {"identity", "/k"}})
+            .find("entry 4") != std::string::npos);
+  CHECK(errors_of({{"hosts", boost::json::array{"a:70000"}}, {"identity", "/k"}}).find("entry 1") !=
+        std::string::npos);
+  CHECK(errors_of({{"host", "a"}, {"hosts", boost::json::array{"b"}}, {"identity", "/k"}})
+            .find("both set") != std::string::npos);
+  CHECK(errors_of({{"host", "a"}, {"identity", "/k"}, {"cordon", "bin/cordon"}})
+            .find("backends.ssh.cordon") != std::string::npos);
+  CHECK(targets_of({{"host", "h"}, {"identity", "/k"}}, "me", "/home/me").size() == 1);
+}

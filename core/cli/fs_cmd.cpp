@@ -1,5 +1,6 @@
 // `cordon fs read|write|list|remove`: the workspace file API, kept beneath the workspace by the
 // kernel, with the policy's size caps and blocked paths.
+#include <cordon/runner.hpp>
 #include <cordon/workspace.hpp>
 
 #include <boost/json.hpp>
@@ -16,6 +17,8 @@ namespace {
 
 struct FsOptions {
   std::optional<std::string> workspace;
+  std::optional<std::string> backend;
+  RuntimeOptions runtime;
   std::optional<std::string> policy;
   std::string path;
   bool json = false;
@@ -61,10 +64,37 @@ void print_list(const std::vector<WorkspaceEntry>& entries, bool json) {
   std::cout << boost::json::serialize(out) << "\n";
 }
 
+// The workspace of backend `name`'s commands (ssh: on the remote host), or nullptr when they
+// see this machine's files.
+std::unique_ptr<WorkspaceFiles> backend_workspace(const FsOptions& o, const std::string& name) {
+  if (!o.workspace || o.workspace->empty() || o.workspace->front() != '/')
+    throw Error(code::kBadArgument,
+                "--backend needs --workspace: an absolute path where '" + name + "' runs commands",
+                "cordon fs read --backend " + name + " --workspace /srv/ws PATH");
+  Config config;
+  auto registry = make_registry(o.runtime, config);
+  Backend* backend = registry->backend(name);
+  if (!backend) {
+    const auto* entry = registry->find(name);
+    throw entry && entry->error ? *entry->error
+                                : Error(code::kUnknownBackend, "no backend named '" + name + "'",
+                                        "cordon backends lists them");
+  }
+  std::filesystem::path root(*o.workspace);
+  Policy policy = policy_of(o.policy, root);
+  return backend->open_workspace(backend_settings(policy, config.backends, name), root,
+                                 rules_of(policy));
+}
+
 // Runs one file operation on the workspace the options name.
 template <class F>
 void with_workspace(const FsOptions& o, F&& op) {
   run_verb(kFsFailed, [&] {
+    if (o.backend)
+      if (auto files = backend_workspace(o, *o.backend)) {
+        op(*files);
+        return 0;
+      }
     auto root = workspace_of(o.workspace);
     Workspace ws(root, rules_of(policy_of(o.policy, root)));
     op(ws);
@@ -78,6 +108,10 @@ CLI::App* add_verb(CLI::App* fs, const char* name, const char* help, std::shared
   v->add_option("--workspace", o->workspace, "the workspace directory (default: current)");
   v->add_option("--policy", o->policy,
                 "policy file or preset name for size caps and blocked paths (default: standard)");
+  v->add_option("--backend", o->backend,
+                "the workspace where this backend runs commands (ssh: on the remote host, over "
+                "SFTP); needs --workspace");
+  add_runtime_options(v, o->runtime);
   return v;
 }
 
@@ -89,21 +123,22 @@ void register_fs(CLI::App& app) {
   auto o = std::make_shared<FsOptions>();
 
   add_verb(fs, "read", "print a file", o)->callback([o] {
-    with_workspace(*o, [&](Workspace& ws) { std::cout << ws.read(o->path); });
+    with_workspace(*o, [&](WorkspaceFiles& ws) { std::cout << ws.read(o->path); });
   });
   auto* write = add_verb(fs, "write", "replace a file atomically with standard input", o);
   write->add_flag("--parents", o->parents,
                   "create missing parent directories (none on the way may be a symlink)");
   write->callback([o] {
     std::string data{std::istreambuf_iterator<char>(std::cin), {}};
-    with_workspace(*o, [&](Workspace& ws) { ws.write(o->path, data, {o->parents}); });
+    with_workspace(*o, [&](WorkspaceFiles& ws) { ws.write(o->path, data, {o->parents}); });
   });
   auto* list = add_verb(fs, "list", "list a directory", o);
   list->add_flag("--json", o->json, "print JSON");
-  list->callback(
-      [o] { with_workspace(*o, [&](Workspace& ws) { print_list(ws.list(o->path), o->json); }); });
+  list->callback([o] {
+    with_workspace(*o, [&](WorkspaceFiles& ws) { print_list(ws.list(o->path), o->json); });
+  });
   add_verb(fs, "remove", "remove a file, symlink or empty directory", o)->callback([o] {
-    with_workspace(*o, [&](Workspace& ws) { ws.remove(o->path); });
+    with_workspace(*o, [&](WorkspaceFiles& ws) { ws.remove(o->path); });
   });
 }
 

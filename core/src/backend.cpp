@@ -174,6 +174,19 @@ RunPreview Backend::preview(const Plan& plan) {
 
 RunPreview Backend::do_preview(const Plan&) { return {}; }
 
+std::unique_ptr<WorkspaceFiles> Backend::open_workspace(const boost::json::object& settings,
+                                                        const std::filesystem::path& root,
+                                                        const WorkspaceRules& rules) {
+  if (auto bad = settings_error(settings)) throw *bad;
+  return do_open_workspace(settings, root, rules);
+}
+
+std::unique_ptr<WorkspaceFiles> Backend::do_open_workspace(const boost::json::object&,
+                                                           const std::filesystem::path&,
+                                                           const WorkspaceRules&) {
+  return nullptr;
+}
+
 std::string unproven_lines(const Requirements& reqs, const ProbeResult& probe) {
   std::string lines;
   for (const auto& r : reqs)

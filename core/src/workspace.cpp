@@ -71,6 +71,8 @@ Workspace::Workspace(const std::filesystem::path& root, WorkspaceRules rules)
   if (auto real = fd_path(dirfd_); !real.empty()) root_ = real;
 }
 
+WorkspaceFiles::~WorkspaceFiles() = default;
+
 Workspace::~Workspace() {
   if (dirfd_ >= 0) ::close(dirfd_);
 }

@@ -12,6 +12,7 @@
 #include "channel_run.hpp"
 #include "remote_cordon.hpp"
 #include "remote_line.hpp"
+#include "sftp_files.hpp"
 
 namespace cordon::ssh {
 
@@ -148,6 +149,20 @@ RunResult SshBackend::run_under_cordon(const Plan& plan, const Target& t, const 
                     ") under the remote cordon " + cordon);
   if (!end.dropped) pool_.give(std::move(conn));
   return r;
+}
+
+std::unique_ptr<WorkspaceFiles> SshBackend::do_open_workspace(const boost::json::object& settings,
+                                                              const std::filesystem::path& root,
+                                                              const WorkspaceRules& rules) {
+  auto ts = targets(settings);
+  if (ts.size() != 1)
+    throw Error(code::kBadArgument, "the workspace file API works on one host, not a fleet",
+                "give a configuration whose [backends.ssh] names one host");
+  std::string dir = root.empty() ? ts.front().workspace.value_or("") : root.string();
+  if (dir.empty())
+    throw Error(code::kBadArgument, "no remote workspace is named",
+                "give --workspace, or set backends.ssh.workspace");
+  return std::make_unique<SftpFiles>(pool_.take(ts.front()), dir, rules);
 }
 
 RunResult SshBackend::do_run(const Plan& plan, OutputSink& sink) {

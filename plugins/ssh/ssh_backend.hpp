@@ -24,6 +24,10 @@ class SshBackend final : public Backend {
   ProbeResult do_probe_for(const boost::json::object& settings) override;
   RunResult do_run(const Plan& plan, OutputSink& sink) override;
   std::vector<Error> do_validate_settings(const boost::json::object& settings) override;
+  /// The remote workspace over SFTP (sftp_files.hpp): `root`, else the `workspace` setting.
+  std::unique_ptr<WorkspaceFiles> do_open_workspace(const boost::json::object& settings,
+                                                    const std::filesystem::path& root,
+                                                    const WorkspaceRules& rules) override;
 
  private:
   std::vector<Target> targets(const boost::json::object& settings) const;

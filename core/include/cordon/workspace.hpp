@@ -10,6 +10,7 @@
 
 #include <cordon/sdk/error.hpp>
 #include <cordon/sdk/export.hpp>
+#include <cordon/sdk/workspace_files.hpp>
 
 #include <cstdint>
 #include <filesystem>
@@ -19,50 +20,28 @@
 
 namespace cordon {
 
-/// Caps and refusals that come from the policy.
-struct WorkspaceRules {
-  std::uint64_t max_read_bytes = 64ull * 1024 * 1024;
-  std::uint64_t max_write_bytes = 64ull * 1024 * 1024;
-  std::vector<std::filesystem::path> blocked;  ///< absolute, expanded (filesystem.blocked)
-};
-
-/// One directory entry.
-struct WorkspaceEntry {
-  std::string name;
-  enum class Kind { file, directory, symlink, other } kind = Kind::other;
-  std::uint64_t size = 0;
-};
-
-/// How Workspace::write treats a path.
-struct WriteOptions {
-  /// Create the missing parent directories (mode 0755 less the umask). Each directory on the way
-  /// is opened from its parent's descriptor and none may be a symlink (CRD4004): a link a
-  /// sandbox planted in the workspace is refused, never followed. Without it a missing parent
-  /// is CRD4009.
-  bool parents = false;
-};
-
 /// A handle on one workspace directory. Not copyable; the directory descriptor is held open.
-class CORDON_API Workspace {
+class CORDON_API Workspace final : public WorkspaceFiles {
  public:
   /// Opens `root` (must be an existing directory). Throws Error CRD4004 otherwise.
   explicit Workspace(const std::filesystem::path& root, WorkspaceRules rules = {});
-  ~Workspace();
+  ~Workspace() override;
   Workspace(const Workspace&) = delete;
   Workspace& operator=(const Workspace&) = delete;
 
   /// The whole file at `path` (relative to the workspace); at most max_read_bytes.
-  std::string read(std::string_view path) const;
+  std::string read(std::string_view path) const override;
   /// Replaces (or creates) the file at `path` atomically; the parent directory must exist unless
   /// `options.parents`. A replaced regular file keeps its permission bits, less set-user-ID and
   /// set-group-ID (new contents never run as someone else), and, when cordon runs as root, its
   /// owner and group. A new file gets 0644 less the umask; as root, the new file and every
   /// directory created for it get the owner and group of the workspace directory.
-  void write(std::string_view path, std::string_view data, WriteOptions options = {}) const;
+  void write(std::string_view path, std::string_view data,
+             WriteOptions options = {}) const override;
   /// The entries of the directory at `path` ("" or "." for the workspace itself), sorted.
-  std::vector<WorkspaceEntry> list(std::string_view path) const;
+  std::vector<WorkspaceEntry> list(std::string_view path) const override;
   /// Removes the file, symlink or empty directory at `path`.
-  void remove(std::string_view path) const;
+  void remove(std::string_view path) const override;
 
   const std::filesystem::path& root() const noexcept { return root_; }
 

@@ -24,23 +24,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// A workspace the fixture's login owns (the remote host is this machine), removed at the end.
-struct RemoteWorkspace {
-  fs::path dir = fs::path("/tmp") / ("cordon-ssh-ws-" + std::to_string(::getpid()));
-  RemoteWorkspace() {
-    fs::remove_all(dir);
-    fs::create_directory(dir);
-    if (const passwd* pw = ::getpwnam(fixture().user.c_str()); pw && ::geteuid() == 0)
-      REQUIRE(::chown(dir.c_str(), pw->pw_uid, pw->pw_gid) == 0);
-    ::chmod(dir.c_str(), 0755);
-  }
-  ~RemoteWorkspace() { fs::remove_all(dir); }
-  void put(const std::string& name, const std::string& text) const {
-    std::ofstream(dir / name) << text;
-    ::chmod((dir / name).c_str(), 0644);
-  }
-};
-
 boost::json::object cordon_settings(const std::string& cordon = CORDON_CLI) {
   auto s = settings(0);
   s["cordon"] = cordon;

@@ -1,5 +1,7 @@
 #include "support.hpp"
 
+#include <pwd.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -61,6 +63,36 @@ Plan make_plan(const Policy& policy, std::vector<std::string> argv, int n) {
   if (policy.limits.timeout)
     plan.deadline = std::chrono::steady_clock::now() + *policy.limits.timeout;
   return plan;
+}
+
+namespace {
+
+void give_to_login(const std::filesystem::path& p) {
+  const passwd* pw = ::getpwnam(fixture().user.c_str());
+  if (pw && ::geteuid() == 0) REQUIRE(::chown(p.c_str(), pw->pw_uid, pw->pw_gid) == 0);
+}
+
+}  // namespace
+
+RemoteWorkspace::RemoteWorkspace() {
+  static int made = 0;
+  dir = std::filesystem::path("/tmp") /
+        ("cordon-ssh-ws-" + std::to_string(::getpid()) + "-" + std::to_string(++made));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directory(dir);
+  give_to_login(dir);
+  ::chmod(dir.c_str(), 0755);
+}
+
+RemoteWorkspace::~RemoteWorkspace() {
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
+}
+
+void RemoteWorkspace::put(const std::string& name, const std::string& text) const {
+  std::ofstream(dir / name) << text;
+  ::chmod((dir / name).c_str(), 0644);
+  give_to_login(dir / name);
 }
 
 SshBackend& backend() {

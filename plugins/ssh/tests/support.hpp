@@ -9,6 +9,7 @@
 
 #include <boost/json/object.hpp>
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,18 @@ Policy shell_policy(std::chrono::milliseconds timeout = std::chrono::seconds(30)
 
 /// A plan for `argv` on host `n`, working in /tmp on the remote side.
 Plan make_plan(const Policy& policy, std::vector<std::string> argv, int n = 0);
+
+/// A fresh directory under /tmp that the fixture's login owns (the remote host is this
+/// machine), removed at the end.
+struct RemoteWorkspace {
+  std::filesystem::path dir;
+  RemoteWorkspace();
+  ~RemoteWorkspace();
+  RemoteWorkspace(const RemoteWorkspace&) = delete;
+  RemoteWorkspace& operator=(const RemoteWorkspace&) = delete;
+  /// Writes `text` to `name` in it (mode 0644, owned by the login).
+  void put(const std::string& name, const std::string& text) const;
+};
 
 /// The backend of this test process.
 SshBackend& backend();

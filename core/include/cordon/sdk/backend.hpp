@@ -18,6 +18,7 @@
 #include <cordon/sdk/requirements.hpp>
 #include <cordon/sdk/result.hpp>
 #include <cordon/sdk/stop_token.hpp>
+#include <cordon/sdk/workspace_files.hpp>
 
 #include <boost/json/object.hpp>
 
@@ -178,6 +179,15 @@ class CORDON_API Backend {
   /// warning.
   RunPreview preview(const Plan& plan);
 
+  /// The workspace file API where this backend's commands run, at `root` (absolute; empty: the
+  /// workspace the settings name), with `rules`. nullptr when that is this machine's file
+  /// system: cordon::Workspace then applies. Throws cordon::Error (CRD2015 for settings that do
+  /// not validate, CRD4004 for a root that is not a directory, the backend's own codes for a
+  /// target it cannot reach).
+  std::unique_ptr<WorkspaceFiles> open_workspace(const boost::json::object& settings,
+                                                 const std::filesystem::path& root,
+                                                 const WorkspaceRules& rules);
+
  protected:
   explicit Backend(BackendContext context);
 
@@ -199,6 +209,11 @@ class CORDON_API Backend {
   virtual GarbageReport do_collect_garbage(const boost::json::object& settings);
   /// Default: nothing to say. May throw cordon::Error: its message becomes a warning.
   virtual RunPreview do_preview(const Plan& plan);
+  /// Default: nullptr (the commands see this machine's files). Called only with settings that
+  /// validate. May throw cordon::Error.
+  virtual std::unique_ptr<WorkspaceFiles> do_open_workspace(const boost::json::object& settings,
+                                                            const std::filesystem::path& root,
+                                                            const WorkspaceRules& rules);
 
   const BackendContext& context() const noexcept { return context_; }
   spdlog::logger& log() const noexcept { return *context_.logger; }

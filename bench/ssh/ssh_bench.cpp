@@ -2,9 +2,14 @@
 // and a long-lived host use it), against fresh `ssh host true` and `ssh` through a
 // ControlMaster. Wall time per command, and the CPU time of this machine per command (from
 // /proc/stat: client and sshd together, as both run here), each as a ratio of the ControlMaster
-// figure, the baseline of the issue.
-//   cordon-bench-ssh FIXTURE_DIR [N]   FIXTURE_DIR: made by scripts/sshd start
+// figure, the baseline of the issue. With CORDON (this build's cordon, run on the host as the
+// fixture's login) it also measures the remote-cordon path: the standard policy (less the
+// cgroup totals, which the login cannot have) enforced by the remote landlock backend, over the
+// connection's `cordon serve`, and with a process of its own per run.
+//   cordon-bench-ssh FIXTURE_DIR [N [CORDON]]   FIXTURE_DIR: made by scripts/sshd start
+#include <sys/stat.h>
 #include <unistd.h>
+#include <cordon/policy_loader.hpp>
 #include <cordon/sdk/requirements.hpp>
 
 #include <chrono>
@@ -12,6 +17,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <functional>
+#include <optional>
 #include <sstream>
 #include <string>
 
@@ -103,6 +109,40 @@ int main(int argc, char** argv) {
       n, [&] { return std::system((ssh + " " + control + " " + target + " true").c_str()) == 0; });
   std::system((ssh + " " + control + " -O exit " + target + " 2>/dev/null").c_str());
 
+  // The remote-cordon path: served, and (through a wrapper without `serve`) a process per run.
+  std::optional<Cost> served, per_process;
+  if (argc > 3) {
+    std::string cordon = argv[3];
+    cordon::Policy standard = cordon::load_preset("standard");
+    standard.limits.memory_mb.reset();
+    standard.limits.max_processes.reset();
+    standard = cordon::resolve_paths(std::move(standard), {"/tmp", "/root"});
+    cordon::Plan remote = plan;
+    remote.policy = standard;
+    remote.requirements = cordon::derive_requirements(standard);
+    remote.settings["cordon"] = cordon;
+    auto on = [&](cordon::ssh::SshBackend& b) {
+      return [&] {
+        remote.deadline = Clock::now() + std::chrono::seconds(30);
+        auto r = b.run(remote, sink);
+        if (r.error) std::fprintf(stderr, "%s\n", r.error->message().c_str());
+        return !r.error && r.exit_code == 0;
+      };
+    };
+    cordon::ssh::SshBackend serving(cordon::BackendContext{"ssh", nullptr, "/var/tmp"});
+    on(serving)();
+    served = measure(n, on(serving));
+    std::string wrapper = "/tmp/cordon-bench-no-serve-" + std::to_string(::getpid());
+    std::ofstream(wrapper) << "#!/bin/sh\n[ \"$1\" = serve ] && exit 2\nexec '" << cordon
+                           << "' \"$@\"\n";
+    ::chmod(wrapper.c_str(), 0755);
+    remote.settings["cordon"] = wrapper;
+    cordon::ssh::SshBackend single(cordon::BackendContext{"ssh", nullptr, "/var/tmp"});
+    on(single)();
+    per_process = measure(n, on(single));
+    std::remove(wrapper.c_str());
+  }
+
   std::printf("ssh: %d runs of true on 127.0.0.1 (this machine's sshd), per command\n", n);
   auto line = [&](const char* name, Cost c) {
     std::printf("%-34s %8.2f ms  %5.2f of ControlMaster | CPU %8.2f ms  %5.2f of ControlMaster\n",
@@ -111,5 +151,7 @@ int main(int argc, char** argv) {
   line("fresh `ssh host true`", fresh);
   line("ssh through a ControlMaster", master);
   line("cordon ssh backend, reused", reused);
+  if (served) line("  remote cordon, served", *served);
+  if (per_process) line("  remote cordon, a process per run", *per_process);
   return 0;
 }

@@ -27,13 +27,6 @@ struct RunArgs {
   RuntimeOptions runtime;
 };
 
-Error one_error(const ErrorList& list) {
-  const auto& first = list.errors().front();
-  std::string text;
-  for (const auto& e : list.errors()) text += (text.empty() ? "" : "\n") + std::string(e.what());
-  return Error(first.code(), text, first.hint());
-}
-
 void finish_plain(const RunOutcome& out, const Registry* registry, bool verbose) {
   std::cout.flush();
   if (registry) print_diagnostics(*registry, std::cerr, out.result.error);
@@ -68,7 +61,7 @@ int run_main(const RunArgs& a) {
                                 : static_cast<OutputSink&>(passthrough);
     out = run_invocation(*registry, inv, sink);
   } catch (const ErrorList& e) {
-    out.result.error = one_error(e);
+    out.result.error = as_one_error(e);
   } catch (const Error& e) {
     out.result.error = e;
   }

@@ -75,7 +75,10 @@ void apply_request_env(const RunRequest& req, Invocation& inv) {
 
 Invocation build_invocation(const RunInput& in) {
   std::optional<RunRequest> req;
-  if (in.request) req = parse_run_request(read_source(*in.request, "--request"));
+  if (in.request_text)
+    req = parse_run_request(*in.request_text);
+  else if (in.request)
+    req = parse_run_request(read_source(*in.request, "--request"));
   int sources = !in.argv.empty() + in.command.has_value() + req.has_value();
   if (sources != 1)
     throw Error(code::kBadArgument,

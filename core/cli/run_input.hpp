@@ -14,6 +14,8 @@ namespace cordon::cli {
 struct RunInput {
   std::optional<std::string> policy, backend, workspace, timeout, stdin_file, command, request;
   std::vector<std::string> argv;
+  /// A request's text itself (`cordon serve`), instead of the file `request` names.
+  std::optional<std::string> request_text;
   /// For `job start`: the timeouts are the job's lifetime, checked against
   /// limits.job_lifetime instead of limits.timeout.
   bool job = false;

@@ -54,6 +54,8 @@ void FramedSink::write(Stream stream, std::string_view chunk) {
                                   chunk));
 }
 
+void FramedSink::accepted() { write_all(1, sdk::encode_frame(sdk::FrameTag::accepted, "")); }
+
 void FramedSink::finish(const boost::json::object& result) {
   write_all(1, sdk::encode_frames(sdk::FrameTag::result, boost::json::serialize(result)));
 }
@@ -77,6 +79,13 @@ boost::json::object resources_json(const RunResult& r) {
 }
 
 }  // namespace
+
+Error as_one_error(const ErrorList& list) {
+  const auto& first = list.errors().front();
+  std::string text;
+  for (const auto& e : list.errors()) text += (text.empty() ? "" : "\n") + std::string(e.what());
+  return Error(first.code(), text, first.hint());
+}
 
 boost::json::value error_json(const std::optional<Error>& e) {
   if (!e) return nullptr;

@@ -38,6 +38,8 @@ class PassThroughSink final : public OutputSink {
 class FramedSink final : public OutputSink {
  public:
   void write(Stream stream, std::string_view chunk) override;
+  /// `cordon serve`: the request was taken and its run begins.
+  void accepted();
   void finish(const boost::json::object& result);
 };
 
@@ -46,6 +48,9 @@ class FramedSink final : public OutputSink {
 /// stdout_bytes, stderr_bytes (what the command wrote, before the cap),
 /// duration_ms, backend, report, notes, error.
 boost::json::object run_json(const RunOutcome& outcome, const CollectSink& output);
+
+/// An ErrorList as one Error: the first one's code and hint, every message.
+Error as_one_error(const ErrorList& list);
 
 /// An error as JSON: {code, message, hint}, or null when there is none.
 boost::json::value error_json(const std::optional<Error>& e);

@@ -22,6 +22,8 @@ void register_explain(CLI::App& app);
 void register_scan(CLI::App& app);
 /// `cordon fs read|write|list|remove`.
 void register_fs(CLI::App& app);
+/// `cordon serve --framed`: many runs over one stream, for a cordon on another machine.
+void register_serve(CLI::App& app);
 
 /// `cordon job ...`.
 void register_job(CLI::App& app);

@@ -12,27 +12,31 @@ namespace {
 constexpr std::size_t kHeader = 5;
 
 bool known(char tag) {
-  return tag == static_cast<char>(FrameTag::out) || tag == static_cast<char>(FrameTag::err) ||
-         tag == static_cast<char>(FrameTag::result);
+  for (auto t : {FrameTag::out, FrameTag::err, FrameTag::result, FrameTag::request, FrameTag::stop,
+                 FrameTag::accepted})
+    if (tag == static_cast<char>(t)) return true;
+  return false;
 }
 
 Error malformed(const std::string& what) {
-  return Error(code::kBackendFault, "the remote cordon's framed output is malformed: " + what,
-               "the remote cordon must be the same version as this one");
+  return Error(code::kBackendFault, "a framed stream of cordon's is malformed: " + what,
+               "both ends must be the same version of cordon");
 }
 
 }  // namespace
 
+std::string encode_frame(FrameTag tag, std::string_view payload) {
+  auto len = static_cast<std::uint32_t>(std::min(payload.size(), kMaxFramePayload));
+  std::string out(1, static_cast<char>(tag));
+  for (int shift : {24, 16, 8, 0}) out += static_cast<char>((len >> shift) & 0xff);
+  out.append(payload.substr(0, len));
+  return out;
+}
+
 std::string encode_frames(FrameTag tag, std::string_view payload) {
   std::string out;
-  while (!payload.empty()) {
-    std::size_t n = std::min(payload.size(), kMaxFramePayload);
-    auto len = static_cast<std::uint32_t>(n);
-    out += static_cast<char>(tag);
-    for (int shift : {24, 16, 8, 0}) out += static_cast<char>((len >> shift) & 0xff);
-    out.append(payload.substr(0, n));
-    payload.remove_prefix(n);
-  }
+  for (; !payload.empty(); payload.remove_prefix(std::min(payload.size(), kMaxFramePayload)))
+    out += encode_frame(tag, payload);
   return out;
 }
 
@@ -52,7 +56,7 @@ std::vector<Frame> FrameReader::feed(std::string_view bytes) {
     if (held_.size() - at - kHeader < len) break;
     frames.push_back({static_cast<FrameTag>(tag), held_.substr(at + kHeader, len)});
     at += kHeader + len;
-    if (tag == static_cast<char>(FrameTag::result)) {
+    if (tag == static_cast<char>(FrameTag::result) && !serving_) {
       finished_ = true;
       if (at != held_.size()) throw malformed("bytes after the result");
     }

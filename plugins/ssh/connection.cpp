@@ -73,6 +73,7 @@ Connection::Connection(const Target& target) : target_(target), session_(ssh_new
 }
 
 Connection::~Connection() {
+  server.reset();  // a channel is freed before its session
   if (ssh_is_connected(session_)) ssh_disconnect(session_);
   ssh_free(session_);
 }

@@ -63,6 +63,10 @@ class Connection {
   /// The host key's fingerprint ("SHA256:…").
   const std::string& fingerprint() const { return fingerprint_; }
 
+  /// The long-lived channel to a remote `cordon serve --framed` on this connection
+  /// (remote_server.hpp), once started.
+  std::unique_ptr<Channel> server;
+
  private:
   void verify_host_key();
   void log_in();

@@ -124,6 +124,7 @@ bool prove_by_remote_cordon(Connection& c, const std::string& path, HostProof& p
   if (!proofs) return false;
   if (why = remote_canary(c, path); !why.empty()) return false;
   p.cordon = path;
+  p.serve = c.capture("exec " + sh_quote(path) + " serve --help >/dev/null 2>&1").status == 0;
   p.result.available = true;
   for (const auto& proof : proofs->proofs)
     p.result.proofs.push_back(

@@ -18,6 +18,7 @@ struct HostProof {
   ProbeResult result;
   Wrappers wrappers;
   std::optional<std::string> cordon;
+  bool serve = false;  ///< that cordon has `serve --framed`: runs go over one open channel
 };
 
 /// An argument with every character a naive join would break on: it must come back byte for

@@ -3,6 +3,7 @@
 #include "ssh_backend.hpp"
 
 #include <pwd.h>
+#include <signal.h>
 #include <unistd.h>
 #include <cordon/sdk/error.hpp>
 
@@ -12,6 +13,7 @@
 #include "channel_run.hpp"
 #include "remote_cordon.hpp"
 #include "remote_line.hpp"
+#include "remote_server.hpp"
 #include "sftp_files.hpp"
 
 namespace cordon::ssh {
@@ -122,6 +124,38 @@ std::vector<Error> SshBackend::do_validate_settings(const boost::json::object& s
   return validate(settings);
 }
 
+RunResult SshBackend::run_served(const Plan& plan, const Target& t, const std::string& cordon,
+                                 OutputSink& sink) {
+  std::string request = request_json(plan, t.workspace.value_or(plan.workspace.string()));
+  auto conn = pool_.take(t);
+  if (!conn->server) try {  // an idle pooled connection the host has closed: a fresh one, once
+      conn->server = conn->exec(serve_line(cordon));
+    } catch (const Error&) {
+      conn = std::make_unique<Connection>(t);
+    }
+  Served s = serve_run(*conn, cordon, request, plan, kRemoteGrace, sink);
+  RunResult r;
+  if (s.result) {
+    merge_result(*s.result, t.name(), r);
+  } else {
+    r.timed_out = s.timed_out;
+    bool asked =
+        s.killed || s.timed_out || (plan.stop && plan.stop->requested() == StopToken::Level::kill);
+    if (asked)
+      r.signal = SIGKILL;
+    else
+      r.error =
+          Error(code::kBackendFault,
+                "the remote cordon server on " + t.name() + " ended mid-run" +
+                    (s.diagnostics.empty() ? "" : ": " + trimmed(s.diagnostics).substr(0, 2000)),
+                "run '" + cordon + " run -- true' on that host to see what fails");
+  }
+  r.notes.push_back("ran on " + t.name() + " (host key " + conn->fingerprint() +
+                    ") under the remote cordon " + cordon + " (serving)");
+  pool_.give(std::move(conn));
+  return r;
+}
+
 RunResult SshBackend::run_under_cordon(const Plan& plan, const Target& t, const std::string& cordon,
                                        OutputSink& sink) {
   Plan sent = plan;
@@ -173,6 +207,7 @@ RunResult SshBackend::do_run(const Plan& plan, OutputSink& sink) {
 
 RunResult SshBackend::run_on(const Plan& plan, const Target& t, const HostProof& proof,
                              OutputSink& sink) {
+  if (proof.cordon && proof.serve) return run_served(plan, t, *proof.cordon, sink);
   if (proof.cordon) return run_under_cordon(plan, t, *proof.cordon, sink);
   std::string line = remote_line(remote_run(plan, t), proof.wrappers);
   auto [conn, channel] = open(pool_, t, line);

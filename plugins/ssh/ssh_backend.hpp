@@ -42,7 +42,10 @@ class SshBackend final : public Backend {
   /// A run on the least busy host of the fleet that proves every requirement; a host whose
   /// connection fails before the command starts is passed over for the next (fleet.cpp).
   RunResult fleet_run(const Plan& plan, const std::vector<Target>& targets, OutputSink& sink);
-  /// A run on the remote-cordon path (remote_cordon.hpp).
+  /// A run on the remote-cordon path over the connection's `cordon serve` (remote_server.hpp).
+  RunResult run_served(const Plan& plan, const Target& target, const std::string& cordon,
+                       OutputSink& sink);
+  /// A run on the remote-cordon path, one remote process each (remote_cordon.hpp).
   RunResult run_under_cordon(const Plan& plan, const Target& target, const std::string& cordon,
                              OutputSink& sink);
 

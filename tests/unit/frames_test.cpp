@@ -72,3 +72,18 @@ TEST_CASE("frames: a malformed stream is CRD5003, not a crash") {
   partial.feed(std::string("o\0\0", 3));
   CHECK_FALSE(partial.at_boundary());
 }
+
+TEST_CASE("frames: a serving stream carries many runs; an empty frame is a frame") {
+  std::string stream = encode_frame(FrameTag::accepted, "") +
+                       encode_frames(FrameTag::result, "{}") +
+                       encode_frame(FrameTag::accepted, "") + encode_frames(FrameTag::out, "x") +
+                       encode_frames(FrameTag::result, "{}");
+  FrameReader serving(true);
+  auto frames = serving.feed(stream);
+  REQUIRE(frames.size() == 5);
+  CHECK(frames[0].tag == FrameTag::accepted);
+  CHECK(frames[0].payload.empty());
+  CHECK_FALSE(serving.finished());
+  FrameReader one_run;
+  CHECK_THROWS_AS(one_run.feed(stream), Error);  // a second run after the result
+}

@@ -9,6 +9,7 @@
 #include <cordon/sdk/requirements.hpp>
 #include <cordon/sdk/stop_token.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -219,4 +220,59 @@ TEST_CASE("ssh: a clause the remote cordon cannot prove is refused, naming it",
   REQUIRE(r.error);
   CHECK(code_of(r) == code::kUnproven);
   CHECK(r.error->message().find("fs.exec.confine") != std::string::npos);
+}
+
+TEST_CASE("ssh: runs reuse one remote cordon server per connection, restarted if it dies",
+          "[ssh][remote-cordon]") {
+  if (!ready()) return;
+  RemoteWorkspace ws;
+  SshBackend fresh(BackendContext{"ssh", nullptr, "/var/tmp"});
+  auto servers = [] { return processes_matching(std::string(CORDON_CLI) + " serve --framed"); };
+  auto before = servers().size();
+  CaptureSink a;
+  auto first = fresh.run(cordon_plan(ws, {"echo", "one"}), a);
+  REQUIRE_FALSE(first.error);
+  CHECK(a.out == "one\n");
+  bool serving = false;
+  for (const auto& n : first.notes) serving |= n.find("(serving)") != std::string::npos;
+  CHECK(serving);
+  auto during = servers();
+  CHECK(during.size() == before + 1);
+  CaptureSink b;
+  auto second = fresh.run(cordon_plan(ws, {"echo", "two"}), b);
+  CHECK(b.out == "two\n");
+  CHECK(servers() == during);  // the same server process answered
+
+  // A server that died while idle is replaced, and nothing of the run is lost.
+  for (const auto& line : during)
+    if (std::find(line.begin(), line.end(), ' ') != line.end())
+      ::kill(std::stoi(line.substr(0, line.find(' '))), SIGKILL);
+  CaptureSink c;
+  auto third = fresh.run(cordon_plan(ws, {"echo", "three"}), c);
+  INFO((third.error ? third.error->message() : ""));
+  REQUIRE_FALSE(third.error);
+  CHECK(c.out == "three\n");
+}
+
+TEST_CASE("ssh: a remote cordon without `serve` runs each request as a process of its own",
+          "[ssh][remote-cordon]") {
+  if (!ready()) return;
+  RemoteWorkspace ws;
+  // An older cordon, as far as the probe can tell: no `serve`, everything else passed on.
+  std::string wrapper = ws.dir.string() + "-old-cordon";
+  {
+    std::ofstream w(wrapper);
+    w << "#!/bin/sh\n[ \"$1\" = serve ] && exit 2\nexec '" << CORDON_CLI << "' \"$@\"\n";
+  }
+  ::chmod(wrapper.c_str(), 0755);
+  SshBackend fresh(BackendContext{"ssh", nullptr, "/var/tmp"});
+  auto plan = cordon_plan(ws, {"echo", "old"});
+  plan.settings["cordon"] = wrapper;
+  CaptureSink sink;
+  auto r = fresh.run(plan, sink);
+  INFO((r.error ? r.error->message() : ""));
+  REQUIRE_FALSE(r.error);
+  CHECK(sink.out == "old\n");
+  for (const auto& n : r.notes) CHECK(n.find("(serving)") == std::string::npos);
+  std::filesystem::remove(wrapper);
 }

@@ -17,24 +17,6 @@ using namespace cordon::ssh;
 using namespace cordon::ssh::test;
 using namespace std::chrono_literals;
 
-namespace {
-
-// A unique word for this test's remote processes, so pgrep finds only them.
-std::string marker(const char* what) {
-  return std::string("cordon-ssh-") + what + "-" + std::to_string(::getpid());
-}
-
-bool gone_within(const std::string& pattern, std::chrono::milliseconds limit) {
-  auto until = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < until) {
-    if (processes_matching(pattern).empty()) return true;
-    std::this_thread::sleep_for(50ms);
-  }
-  return processes_matching(pattern).empty();
-}
-
-}  // namespace
-
 TEST_CASE("ssh: arguments reach the remote program byte for byte, none runs as a command",
           "[ssh]") {
   if (!ready()) return;

@@ -60,19 +60,6 @@ SshBackend& remote() {
   return *instance;
 }
 
-std::string marker(const char* what) {
-  return std::string("cordon-ssh-rc-") + what + "-" + std::to_string(::getpid());
-}
-
-bool gone_within(const std::string& pattern, std::chrono::milliseconds limit) {
-  auto until = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < until) {
-    if (processes_matching(pattern).empty()) return true;
-    std::this_thread::sleep_for(50ms);
-  }
-  return processes_matching(pattern).empty();
-}
-
 }  // namespace
 
 TEST_CASE("ssh: with a remote cordon the host claims what its landlock backend proves",
@@ -167,7 +154,7 @@ TEST_CASE("ssh: through a remote cordon a timeout and a stop end the whole remot
           "[ssh][remote-cordon]") {
   if (!ready()) return;
   RemoteWorkspace ws;
-  std::string m = marker("timeout");
+  std::string m = marker("rc-timeout");
   CaptureSink sink;
   auto r = remote().run(
       cordon_plan(ws, {"sh", "-c", "setsid sh -c 'sleep 300; : " + m + "' & sleep 200; : " + m},
@@ -191,7 +178,7 @@ TEST_CASE("ssh: through a remote cordon a timeout and a stop end the whole remot
   CHECK(s.exit_code == 3);
 
   // What ignores the request is killed with the remote cordon, and nothing of it is left.
-  std::string m2 = marker("stubborn");
+  std::string m2 = marker("rc-stubborn");
   auto killer = std::make_shared<StopToken>();
   auto stubborn = cordon_plan(ws, {"sh", "-c", "trap '' TERM; echo up; sleep 100; : " + m2});
   stubborn.stop = killer;

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <thread>
 
 namespace cordon::ssh::test {
 
@@ -112,6 +113,19 @@ std::vector<std::string> processes_matching(const std::string& pattern) {
   }
   ::pclose(p);
   return out;
+}
+
+std::string marker(const char* what) {
+  return std::string("cordon-ssh-") + what + "-" + std::to_string(::getpid());
+}
+
+bool gone_within(const std::string& pattern, std::chrono::milliseconds limit) {
+  auto until = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < until) {
+    if (processes_matching(pattern).empty()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return processes_matching(pattern).empty();
 }
 
 std::string code_of(const RunResult& r) { return r.error ? r.error->code() : ""; }

@@ -58,6 +58,12 @@ SshBackend& backend();
 /// Lines of `pgrep -f PATTERN` (processes of this machine: the remote host is 127.0.0.1).
 std::vector<std::string> processes_matching(const std::string& pattern);
 
+/// A unique word for a test's remote processes, so pgrep finds only them.
+std::string marker(const char* what);
+
+/// True once no process matches `pattern` (pgrep -f), within `limit`.
+bool gone_within(const std::string& pattern, std::chrono::milliseconds limit);
+
 /// The code ("CRD1008") of a result's error, or "" when it has none.
 std::string code_of(const RunResult& r);
 

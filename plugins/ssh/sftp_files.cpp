@@ -85,6 +85,16 @@ SftpFiles::SftpFiles(std::unique_ptr<Connection> connection, const std::string& 
                      WorkspaceRules rules)
     : connection_(std::move(connection)), rules_(std::move(rules)) {
   sftp_ = sftp_new(connection_->session());
+  try {
+    open_root(root);
+  } catch (...) {
+    if (sftp_) sftp_free(sftp_);  // no destructor runs for a constructor that throws
+    sftp_ = nullptr;
+    throw;
+  }
+}
+
+void SftpFiles::open_root(const std::string& root) {
   if (!sftp_ || sftp_init(sftp_) != SSH_OK)
     throw Error(
         code::kWorkspaceIo,

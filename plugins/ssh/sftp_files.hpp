@@ -41,6 +41,8 @@ class SftpFiles final : public WorkspaceFiles {
   void remove(std::string_view path) const override;
 
  private:
+  /// Starts SFTP and checks the root (the constructor's work, undone by it when this throws).
+  void open_root(const std::string& root);
   /// `path`'s directory checked (created when `create`), and the file's full path in it.
   std::pair<std::string, std::string> locate(std::string_view path, bool create) const;
   /// The kind of what `full` names without following it; nullopt when nothing is there.

@@ -63,7 +63,7 @@ TEST_CASE("serve: requests one after another, each with its output and result", 
   CHECK(r[1].at("exit_code").as_int64() == 0);
 }
 
-TEST_CASE("serve: a stop frame ends its run; a bad request is a result with its error",
+TEST_CASE("serve: a stop frame ends its run, and a bad request is a result with its error",
           "[serve][cli]") {
   itest::Scratch s;
   auto frames = served(s, sdk::encode_frames(sdk::FrameTag::request, request(R"(["sleep","30"])")) +

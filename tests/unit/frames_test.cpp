@@ -73,7 +73,7 @@ TEST_CASE("frames: a malformed stream is CRD5003, not a crash") {
   CHECK_FALSE(partial.at_boundary());
 }
 
-TEST_CASE("frames: a serving stream carries many runs; an empty frame is a frame") {
+TEST_CASE("frames: a serving stream carries many runs, and an empty frame is a frame") {
   std::string stream = encode_frame(FrameTag::accepted, "") +
                        encode_frames(FrameTag::result, "{}") +
                        encode_frame(FrameTag::accepted, "") + encode_frames(FrameTag::out, "x") +

@@ -74,7 +74,7 @@ TEST_CASE("ssh: a remote cordon's request carries the policy rebased onto the re
   CHECK_FALSE(grants_write(remote, "/local/ws"));
 }
 
-TEST_CASE("ssh: the channel's framed output reaches the sink; the result is kept apart",
+TEST_CASE("ssh: the channel's framed output reaches the sink, the result kept apart",
           "[ssh-units]") {
   cordon::testing::CaptureSink sink;
   FramedChannelSink framed(sink);

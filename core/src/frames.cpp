@@ -26,7 +26,12 @@ Error malformed(const std::string& what) {
 }  // namespace
 
 std::string encode_frame(FrameTag tag, std::string_view payload) {
-  auto len = static_cast<std::uint32_t>(std::min(payload.size(), kMaxFramePayload));
+  if (payload.size() > max_payload(tag))
+    throw Error(code::kBadRequest,
+                "a request of " + std::to_string(payload.size()) + " bytes is over the " +
+                    std::to_string(max_payload(tag) >> 20) + " MiB a request may be",
+                "give the command less stdin, or write it to the workspace first");
+  auto len = static_cast<std::uint32_t>(payload.size());
   std::string out(1, static_cast<char>(tag));
   for (int shift : {24, 16, 8, 0}) out += static_cast<char>((len >> shift) & 0xff);
   out.append(payload.substr(0, len));
@@ -36,7 +41,7 @@ std::string encode_frame(FrameTag tag, std::string_view payload) {
 std::string encode_frames(FrameTag tag, std::string_view payload) {
   std::string out;
   for (; !payload.empty(); payload.remove_prefix(std::min(payload.size(), kMaxFramePayload)))
-    out += encode_frame(tag, payload);
+    out += encode_frame(tag, payload.substr(0, kMaxFramePayload));
   return out;
 }
 
@@ -52,7 +57,8 @@ std::vector<Frame> FrameReader::feed(std::string_view bytes) {
     std::uint32_t len = 0;
     for (std::size_t i = 1; i < kHeader; ++i)
       len = (len << 8) | static_cast<unsigned char>(held_[at + i]);
-    if (len > kMaxFramePayload) throw malformed("a frame of " + std::to_string(len) + " bytes");
+    if (len > max_payload(static_cast<FrameTag>(tag)))
+      throw malformed("a frame of " + std::to_string(len) + " bytes");
     if (held_.size() - at - kHeader < len) break;
     frames.push_back({static_cast<FrameTag>(tag), held_.substr(at + kHeader, len)});
     at += kHeader + len;

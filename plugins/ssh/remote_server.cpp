@@ -150,7 +150,7 @@ Served serve_run(Connection& c, const std::string& cordon_path, const std::strin
     Served served;
     bool answered = false;
     try {
-      answered = send(c.server->get(), sdk::encode_frames(sdk::FrameTag::request, request)) &&
+      answered = send(c.server->get(), sdk::encode_frame(sdk::FrameTag::request, request)) &&
                  Exchange(c, plan, grace, sink).run(served);
     } catch (const Error&) {
       c.server.reset();  // framing that cannot be believed: this server is done

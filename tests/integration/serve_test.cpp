@@ -45,9 +45,9 @@ std::vector<json::object> results(const std::vector<sdk::Frame>& frames) {
 TEST_CASE("serve: requests one after another, each with its output and result", "[serve][cli]") {
   itest::Scratch s;
   auto frames =
-      served(s, sdk::encode_frames(sdk::FrameTag::request,
-                                   request(R"(["sh","-c","echo one; echo two >&2; exit 3"])")) +
-                    sdk::encode_frames(sdk::FrameTag::request, request(R"(["echo","again"])")));
+      served(s, sdk::encode_frame(sdk::FrameTag::request,
+                                  request(R"(["sh","-c","echo one; echo two >&2; exit 3"])")) +
+                    sdk::encode_frame(sdk::FrameTag::request, request(R"(["echo","again"])")));
   REQUIRE(frames.size() == 7);
   CHECK(frames[0].tag == sdk::FrameTag::accepted);
   std::string out, err;
@@ -66,10 +66,10 @@ TEST_CASE("serve: requests one after another, each with its output and result", 
 TEST_CASE("serve: a stop frame ends its run, and a bad request is a result with its error",
           "[serve][cli]") {
   itest::Scratch s;
-  auto frames = served(s, sdk::encode_frames(sdk::FrameTag::request, request(R"(["sleep","30"])")) +
+  auto frames = served(s, sdk::encode_frame(sdk::FrameTag::request, request(R"(["sleep","30"])")) +
                               sdk::encode_frames(sdk::FrameTag::stop, "kill") +
-                              sdk::encode_frames(sdk::FrameTag::request, "not json") +
-                              sdk::encode_frames(sdk::FrameTag::request, request(R"(["true"])")));
+                              sdk::encode_frame(sdk::FrameTag::request, "not json") +
+                              sdk::encode_frame(sdk::FrameTag::request, request(R"(["true"])")));
   auto r = results(frames);
   REQUIRE(r.size() == 3);
   CHECK(r[0].at("signal").as_int64() == 9);
@@ -90,7 +90,7 @@ TEST_CASE("serve: the end of stdin (the caller went away) kills the run in progr
   itest::Scratch s;
   auto in = (s.dir / "in").string();
   std::ofstream(in, std::ios::binary)
-      << sdk::encode_frames(sdk::FrameTag::request, request(R"(["sleep","30"])"));
+      << sdk::encode_frame(sdk::FrameTag::request, request(R"(["sleep","30"])"));
   escape::SpawnOptions o;
   o.argv = {"/bin/sh", "-c", "(cat " + in + "; sleep 1) | " + CORDON_CLI + " serve --framed"};
   auto r = escape::run_process(o);

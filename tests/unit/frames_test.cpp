@@ -87,3 +87,17 @@ TEST_CASE("frames: a serving stream carries many runs, and an empty frame is a f
   FrameReader one_run;
   CHECK_THROWS_AS(one_run.feed(stream), Error);  // a second run after the result
 }
+
+TEST_CASE("frames: a request is one frame of up to 16 MiB, never split") {
+  std::string big(3u << 20, 'q');
+  FrameReader serving(true);
+  auto frames = serving.feed(encode_frame(FrameTag::request, big));
+  REQUIRE(frames.size() == 1);
+  CHECK(frames[0].payload.size() == big.size());
+  CHECK_THROWS_WITH(encode_frame(FrameTag::request, std::string(kMaxRequestFramePayload + 1, 'q')),
+                    Catch::Contains("MiB a request may be"));
+  // Output frames stay small: a reader refuses a 3 MiB one.
+  std::string header("o\x00\x30\x00\x00", 5);
+  FrameReader reader;
+  CHECK_THROWS_AS(reader.feed(header), Error);
+}

@@ -149,6 +149,14 @@ TEST_CASE("ssh: through a remote cordon argv, stdin, stdout, stderr and the stat
   CHECK(s.exit_code == 7);
   CHECK(io.out == std::string(200000, 'x') + "done\n");
   CHECK(io.err == "oops\n");
+
+  // A request over one output frame's size (stdin of 3 MiB) travels whole; output is capped.
+  auto big = cordon_plan(ws, {"wc", "-c"});
+  big.stdin_data = std::string(3u << 20, 'y');
+  CaptureSink counted;
+  auto b = remote().run(big, counted);
+  REQUIRE_FALSE(b.error);
+  CHECK(counted.out == std::to_string(3u << 20) + "\n");
 }
 
 TEST_CASE("ssh: through a remote cordon a timeout and a stop end the whole remote tree",

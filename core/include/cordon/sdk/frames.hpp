@@ -34,11 +34,21 @@ enum class FrameTag : char {
 /// The largest payload of one frame; encode_frames() splits longer output.
 inline constexpr std::size_t kMaxFramePayload = 1u << 20;
 
-/// One frame of `tag` holding `payload` (empty allowed; cut at kMaxFramePayload).
+/// The largest payload of a request frame, which is never split: a request's largest size
+/// (kMaxRequestBytes of <cordon/request.hpp>, 16 MiB).
+inline constexpr std::size_t kMaxRequestFramePayload = 16u << 20;
+
+/// The largest payload a frame of `tag` may carry.
+constexpr std::size_t max_payload(FrameTag tag) noexcept {
+  return tag == FrameTag::request ? kMaxRequestFramePayload : kMaxFramePayload;
+}
+
+/// One frame of `tag` holding `payload` (empty allowed). Throws cordon::Error CRD4006 when
+/// `payload` is longer than max_payload(tag).
 CORDON_API std::string encode_frame(FrameTag tag, std::string_view payload);
 
 /// `payload` as frames of `tag` (several when it is longer than kMaxFramePayload; none when it
-/// is empty).
+/// is empty). Not for requests: send one with encode_frame().
 CORDON_API std::string encode_frames(FrameTag tag, std::string_view payload);
 
 /// One decoded frame.
@@ -54,7 +64,7 @@ class CORDON_API FrameReader {
   /// stream.
   explicit FrameReader(bool serving = false) : serving_(serving) {}
   /// The frames completed by `bytes`. Throws cordon::Error CRD5003 for an unknown tag, a length
-  /// over kMaxFramePayload, or anything after the result frame (unless serving).
+  /// over max_payload() of its tag, or anything after the result frame (unless serving).
   std::vector<Frame> feed(std::string_view bytes);
   /// True when no partial frame is held (the stream may end here).
   bool at_boundary() const noexcept { return held_.empty(); }

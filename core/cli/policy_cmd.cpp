@@ -99,6 +99,7 @@ void register_policy(CLI::App& app) {
 
   auto* schema = policy->add_subcommand("schema", "print the JSON Schema of the policy format");
   schema->callback([] { std::cout << policy_json_schema(); });
+  add_policy_compile(policy);
 }
 
 }  // namespace cordon::cli

@@ -11,6 +11,8 @@ namespace cordon::cli {
 void register_version(CLI::App& app);
 /// `cordon policy check|show|requirements|schema`.
 void register_policy(CLI::App& app);
+/// `cordon policy compile` (policy_compile.cpp), added by register_policy.
+void add_policy_compile(CLI::App* policy);
 /// `cordon run`.
 void register_run(CLI::App& app);
 /// `cordon backends`.

@@ -174,6 +174,10 @@ RunPreview Backend::preview(const Plan& plan) {
 
 RunPreview Backend::do_preview(const Plan&) { return {}; }
 
+std::optional<std::string> Backend::compile(const Plan& plan) { return do_compile(plan); }
+
+std::optional<std::string> Backend::do_compile(const Plan&) { return std::nullopt; }
+
 std::unique_ptr<WorkspaceFiles> Backend::open_workspace(const boost::json::object& settings,
                                                         const std::filesystem::path& root,
                                                         const WorkspaceRules& rules) {

@@ -192,4 +192,23 @@ RunPreview preview_invocation(Registry& registry, const Invocation& inv, const s
   return backend->preview(plan);
 }
 
+std::optional<std::string> compile_invocation(Registry& registry, const Invocation& inv,
+                                              const std::string& name) {
+  Backend* backend = registry.backend(name);
+  if (!backend) {
+    const auto* entry = registry.find(name);
+    if (entry && entry->error) throw *entry->error;
+    throw Error(code::kUnknownBackend, "no backend named '" + name + "'",
+                "cordon backends lists them");
+  }
+  fs::path workspace;
+  if (auto bad = check_workspace(inv.workspace, workspace)) throw *bad;
+  std::vector<std::string> state_notes;
+  auto protected_paths = detail::own_state_paths(registry, inv.protected_paths, state_notes);
+  Plan plan = plan_of(inv, workspace, inv.policy, derive_requirements(inv.policy),
+                      backend_settings(inv.policy, inv.config_backends, name));
+  plan.protected_paths = std::move(protected_paths);
+  return backend->compile(plan);
+}
+
 }  // namespace cordon

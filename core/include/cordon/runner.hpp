@@ -104,4 +104,11 @@ CORDON_API RunOutcome run_invocation(Registry& registry, const Invocation& invoc
 CORDON_API RunPreview preview_invocation(Registry& registry, const Invocation& invocation,
                                          const std::string& backend);
 
+/// What `backend` would run for `invocation` (Backend::compile), given the plan a run would make;
+/// nullopt when it has nothing to show. Throws cordon::Error: CRD3010 for a backend that is not
+/// there (or its load error), CRD4007 for a workspace that does not resolve, the backend's own.
+CORDON_API std::optional<std::string> compile_invocation(Registry& registry,
+                                                         const Invocation& invocation,
+                                                         const std::string& backend);
+
 }  // namespace cordon

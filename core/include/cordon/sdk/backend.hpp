@@ -179,6 +179,11 @@ class CORDON_API Backend {
   /// warning.
   RunPreview preview(const Plan& plan);
 
+  /// What this backend would run for `plan`, as text an operator can review before trusting it
+  /// (seatbelt: the SBPL profile and its parameters); nullopt when it has nothing to show.
+  /// For `cordon policy compile`. Throws cordon::Error when the plan cannot be compiled.
+  std::optional<std::string> compile(const Plan& plan);
+
   /// The workspace file API where this backend's commands run, at `root` (absolute; empty: the
   /// workspace the settings name), with `rules`. nullptr when that is this machine's file
   /// system: cordon::Workspace then applies. Throws cordon::Error (CRD2015 for settings that do
@@ -209,6 +214,8 @@ class CORDON_API Backend {
   virtual GarbageReport do_collect_garbage(const boost::json::object& settings);
   /// Default: nothing to say. May throw cordon::Error: its message becomes a warning.
   virtual RunPreview do_preview(const Plan& plan);
+  /// Default: nullopt. May throw cordon::Error.
+  virtual std::optional<std::string> do_compile(const Plan& plan);
   /// Default: nullptr (the commands see this machine's files). Called only with settings that
   /// validate. May throw cordon::Error.
   virtual std::unique_ptr<WorkspaceFiles> do_open_workspace(const boost::json::object& settings,

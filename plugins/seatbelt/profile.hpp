@@ -1,0 +1,53 @@
+// A cordon policy as a Seatbelt (SBPL) profile for macOS's sandbox-exec. Pure: no file is
+// looked at, so the same policy gives the same profile on any machine (the golden files of the
+// tests are generated on Linux).
+//
+// Every path reaches the profile as a parameter (`(param "READ_0")`, given to sandbox-exec as
+// `-D READ_0=/usr`), never as text of the profile, so no path — quotes, parentheses, newlines,
+// bytes that are not UTF-8 — can add a rule. Rules follow Seatbelt's order, the last matching
+// rule winning: the default deny, what any process needs, the grants, then the denials that
+// carve blocked paths and programs out of them.
+#pragma once
+
+#include <cordon/sdk/policy.hpp>
+
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace cordon::seatbelt {
+
+/// What a profile is made from besides the policy.
+struct ProfileInput {
+  Policy policy;  ///< resolved (paths absolute)
+  std::filesystem::path workspace;
+  std::filesystem::path home;  ///< the command's HOME (a private one, or the caller's)
+  std::filesystem::path tmp;   ///< the command's TMPDIR, a private directory of the run
+  /// Where blocked and allowed program names are looked for: the granted PATH's directories.
+  std::vector<std::string> path_dirs;
+  /// cordon's own state (Plan::protected_paths): neither readable nor writable.
+  std::vector<std::string> protected_paths;
+  /// What the candidates of a program name resolve to on the host (symlinks followed), found
+  /// by the backend on macOS: Seatbelt matches an exec by the file's own path.
+  std::vector<std::string> resolved_programs;
+};
+
+/// A profile and the parameters it names, in the order they are to be passed.
+struct Profile {
+  std::string text;
+  std::vector<std::pair<std::string, std::string>> params;
+};
+
+/// The directories a program name is also looked for in, besides PATH: where macOS and its
+/// package managers put programs.
+const std::vector<std::string>& standard_program_dirs();
+
+/// `path` as Seatbelt sees it: macOS's symlinked top directories resolved (`/tmp`, `/var` and
+/// `/etc` are `/private/...`), lexically normal.
+std::string macos_path(const std::string& path);
+
+/// The profile for `input`. Throws cordon::Error CRD2005 for what SBPL cannot say (a port of 0).
+Profile generate_profile(const ProfileInput& input);
+
+}  // namespace cordon::seatbelt

@@ -1,0 +1,37 @@
+// The seatbelt backend: macOS's kernel sandbox (sandbox-exec with an SBPL profile generated from
+// the policy, profile.hpp). cordon itself builds for Linux only, so here the backend is
+// discovered, compiles its profile for review (`cordon policy compile --backend seatbelt`) and
+// proves nothing: its probe says "macOS only", and dispatch refuses it with that reason.
+#pragma once
+
+#include <cordon/sdk/backend.hpp>
+
+#include <string>
+#include <vector>
+
+#include "profile.hpp"
+
+namespace cordon::seatbelt {
+
+/// The launcher, by absolute path: a program planted earlier in PATH cannot stand in for it.
+inline constexpr const char* kSandboxExec = "/usr/bin/sandbox-exec";
+
+/// The profile input of `plan`: its policy and workspace, a HOME and TMPDIR of the run under
+/// `run_dir`, the granted PATH's directories, cordon's own state.
+ProfileInput profile_input(const Plan& plan, const std::string& run_dir);
+
+/// The argv that runs `argv` under `profile`: sandbox-exec -p PROFILE -D NAME=VALUE... -- argv.
+std::vector<std::string> sandbox_exec_argv(const Profile& profile,
+                                           const std::vector<std::string>& argv);
+
+class SeatbeltBackend final : public Backend {
+ public:
+  explicit SeatbeltBackend(BackendContext context) : Backend(std::move(context)) {}
+
+ protected:
+  ProbeResult do_probe() override;
+  RunResult do_run(const Plan& plan, OutputSink& sink) override;
+  std::optional<std::string> do_compile(const Plan& plan) override;
+};
+
+}  // namespace cordon::seatbelt

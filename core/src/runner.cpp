@@ -180,16 +180,27 @@ RunOutcome run_invocation(Registry& registry, const Invocation& inv, OutputSink&
   return out;
 }
 
-RunPreview preview_invocation(Registry& registry, const Invocation& inv, const std::string& name) {
-  Backend* backend = registry.backend(name);
-  fs::path workspace;
-  if (!backend || check_workspace(inv.workspace, workspace)) return {};
+namespace {
+
+// The plan a run of `inv` would give backend `name`, before it runs: the same workspace
+// resolution, settings and protected paths.
+Plan plan_before_run(Registry& registry, const Invocation& inv, const fs::path& workspace,
+                     const std::string& name) {
   std::vector<std::string> state_notes;
   auto protected_paths = detail::own_state_paths(registry, inv.protected_paths, state_notes);
   Plan plan = plan_of(inv, workspace, inv.policy, derive_requirements(inv.policy),
                       backend_settings(inv.policy, inv.config_backends, name));
   plan.protected_paths = std::move(protected_paths);
-  return backend->preview(plan);
+  return plan;
+}
+
+}  // namespace
+
+RunPreview preview_invocation(Registry& registry, const Invocation& inv, const std::string& name) {
+  Backend* backend = registry.backend(name);
+  fs::path workspace;
+  if (!backend || check_workspace(inv.workspace, workspace)) return {};
+  return backend->preview(plan_before_run(registry, inv, workspace, name));
 }
 
 std::optional<std::string> compile_invocation(Registry& registry, const Invocation& inv,
@@ -203,12 +214,7 @@ std::optional<std::string> compile_invocation(Registry& registry, const Invocati
   }
   fs::path workspace;
   if (auto bad = check_workspace(inv.workspace, workspace)) throw *bad;
-  std::vector<std::string> state_notes;
-  auto protected_paths = detail::own_state_paths(registry, inv.protected_paths, state_notes);
-  Plan plan = plan_of(inv, workspace, inv.policy, derive_requirements(inv.policy),
-                      backend_settings(inv.policy, inv.config_backends, name));
-  plan.protected_paths = std::move(protected_paths);
-  return backend->compile(plan);
+  return backend->compile(plan_before_run(registry, inv, workspace, name));
 }
 
 }  // namespace cordon

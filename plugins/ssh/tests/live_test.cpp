@@ -198,30 +198,9 @@ TEST_CASE("ssh: a second run reuses the connection (a channel, not a handshake)"
 TEST_CASE("ssh: a killed cordon leaves no remote process", "[ssh]") {
   if (!ready()) return;
   std::string m = marker("killed");
-  cordon::testing::TempDir dir("cordon-ssh-cli-", ::geteuid());
-  const auto& s = settings(0);
-  std::ofstream(dir / "config.toml")
-      << "[backends.ssh]\nhost = \"127.0.0.1\"\nport = " << s.at("port").as_int64() << "\nuser = \""
-      << fixture().user << "\"\nidentity = \"" << fixture().dir << "/client_key\"\nknown_hosts = \""
-      << fixture().dir << "/known_hosts\"\nworkspace = \"/tmp\"\n";
-  std::ofstream(dir / "policy.toml") << "version = 1\n[filesystem]\nread = \"host\"\n"
-                                        "write = \"host\"\nhome = \"host\"\n[network]\n"
-                                        "allow = true\n[limits]\ntimeout = \"300s\"\n";
-  pid_t pid = ::fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    std::string config = dir / "config.toml", policy = dir / "policy.toml";
-    std::string script = "setsid sh -c 'sleep 301; : " + m + "' & sleep 302; : " + m;
-    ::execl(CORDON_CLI, CORDON_CLI, "run", "--config", config.c_str(), "--backend", "ssh",
-            "--policy", policy.c_str(), "--", "sh", "-c", script.c_str(), nullptr);
-    ::_exit(127);
-  }
-  auto until = std::chrono::steady_clock::now() + 20s;
-  std::string escapee = "^sh -c sleep 301; : " + m;  // the setsid() one, started last
-  while (processes_matching(escapee).empty() && std::chrono::steady_clock::now() < until)
-    std::this_thread::sleep_for(50ms);
-  REQUIRE(processes_matching(escapee).size() == 1);
-  ::kill(pid, SIGKILL);
-  ::waitpid(pid, nullptr, 0);
+  kill_cordon_mid_run("workspace = \"/tmp\"\n",
+                      "version = 1\n[filesystem]\nread = \"host\"\nwrite = \"host\"\n"
+                      "home = \"host\"\n[network]\nallow = true\n[limits]\ntimeout = \"300s\"\n",
+                      "/tmp", m);
   CHECK(gone_within(m, 5s));
 }

@@ -1,7 +1,9 @@
 #include "support.hpp"
 
 #include <pwd.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -126,6 +128,35 @@ bool gone_within(const std::string& pattern, std::chrono::milliseconds limit) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   return processes_matching(pattern).empty();
+}
+
+void kill_cordon_mid_run(const std::string& extra_config, const std::string& policy_toml,
+                         const std::string& workspace, const std::string& m) {
+  cordon::testing::TempDir dir("cordon-ssh-cli-", ::geteuid());
+  std::ofstream(dir / "config.toml")
+      << "[backends.ssh]\nhost = \"127.0.0.1\"\nport = " << fixture().ports.at(0) << "\nuser = \""
+      << fixture().user << "\"\nidentity = \"" << fixture().dir << "/client_key\"\nknown_hosts = \""
+      << fixture().dir << "/known_hosts\"\n"
+      << extra_config;
+  std::ofstream(dir / "policy.toml") << policy_toml;
+  std::string config = dir / "config.toml", policy = dir / "policy.toml";
+  std::string script = "setsid sh -c 'sleep 301; : " + m + "' & sleep 302; : " + m;
+  pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    ::execl(CORDON_CLI, CORDON_CLI, "run", "--config", config.c_str(), "--backend", "ssh",
+            "--policy", policy.c_str(), "--workspace", workspace.c_str(), "--", "sh", "-c",
+            script.c_str(), nullptr);
+    ::_exit(127);
+  }
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  std::string escapee = "^sh -c sleep 301; : " + m;  // the setsid() one, started last
+  while (processes_matching(escapee).empty() && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  bool running = processes_matching(escapee).size() == 1;
+  ::kill(pid, SIGKILL);
+  ::waitpid(pid, nullptr, 0);
+  REQUIRE(running);
 }
 
 std::string code_of(const RunResult& r) { return r.error ? r.error->code() : ""; }

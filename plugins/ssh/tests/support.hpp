@@ -64,6 +64,12 @@ std::string marker(const char* what);
 /// True once no process matches `pattern` (pgrep -f), within `limit`.
 bool gone_within(const std::string& pattern, std::chrono::milliseconds limit);
 
+/// Starts `cordon run --backend ssh` on host 0 (its [backends.ssh] with `extra_config` lines
+/// added, the policy `policy_toml`, in `workspace`) with a command that leaves a setsid() child
+/// marked `marker`, waits until that child runs, and kills cordon with SIGKILL.
+void kill_cordon_mid_run(const std::string& extra_config, const std::string& policy_toml,
+                         const std::string& workspace, const std::string& marker);
+
 /// The code ("CRD1008") of a result's error, or "" when it has none.
 std::string code_of(const RunResult& r);
 

@@ -1,10 +1,13 @@
 // The seatbelt backend on a host that is not macOS: discovered, compiling, proving nothing.
 #include "seatbelt_backend.hpp"
 
+#include <stdlib.h>
 #include <sys/utsname.h>
 #include <cordon/sdk/capabilities.hpp>
+#include <cordon/sdk/child.hpp>
 #include <cordon/sdk/error.hpp>
 
+#include <filesystem>
 #include <sstream>
 
 namespace cordon::seatbelt {
@@ -57,11 +60,37 @@ ProbeResult SeatbeltBackend::do_probe() {
   return r;
 }
 
-RunResult SeatbeltBackend::do_run(const Plan&, OutputSink&) {
-  // Never reached: the probe proves nothing here, so run() refuses first.
-  RunResult r;
-  r.error = Error(code::kBackendUnavailable, "the seatbelt backend runs on macOS only");
+RunResult run_sandboxed(const Plan& plan, OutputSink& sink, const std::string& launcher) {
+  namespace fs = std::filesystem;
+  std::string templ = (fs::temp_directory_path() / "cordon-seatbelt-XXXXXX").string();
+  if (!::mkdtemp(templ.data())) {
+    RunResult r;
+    r.error = Error(code::kIsolationFailed,
+                    "cannot make the run's directory under " + fs::temp_directory_path().string());
+    return r;
+  }
+  fs::path run_dir(templ);
+  ProfileInput in = profile_input(plan, run_dir.string());
+  std::error_code ec;
+  fs::create_directory(in.home, ec);
+  fs::create_directory(in.tmp, ec);
+  Profile profile = generate_profile(in);
+  sdk::ChildSpec spec = sdk::child_spec(plan, in.home);
+  spec.argv = sandbox_exec_argv(profile, plan.argv);
+  spec.argv.front() = launcher;
+  spec.exec_paths = {launcher};
+  std::erase_if(spec.env, [](const std::string& v) { return v.rfind("TMPDIR=", 0) == 0; });
+  spec.env.push_back("TMPDIR=" + in.tmp.string());
+  RunResult r = sdk::child_result(sdk::run_child(spec, sink), plan);
+  for (const auto& req : plan.requirements)
+    r.report.push_back({req.id, "the generated Seatbelt profile (sandbox-exec)"});
+  fs::remove_all(run_dir, ec);
   return r;
+}
+
+RunResult SeatbeltBackend::do_run(const Plan& plan, OutputSink& sink) {
+  // Reached only where the probe proved something: on macOS, which cordon does not build for.
+  return run_sandboxed(plan, sink, kSandboxExec);
 }
 
 std::optional<std::string> SeatbeltBackend::do_compile(const Plan& plan) {

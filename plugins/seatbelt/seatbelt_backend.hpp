@@ -24,6 +24,12 @@ ProfileInput profile_input(const Plan& plan, const std::string& run_dir);
 std::vector<std::string> sandbox_exec_argv(const Profile& profile,
                                            const std::vector<std::string>& argv);
 
+/// Runs `plan` under its profile through `launcher` (sandbox-exec, or a stand-in in the tests):
+/// a private HOME and TMPDIR of the run when the policy asks, the SDK's supervised child (the
+/// granted environment, rlimits, the deadline and the stop token, the process group killed,
+/// output capped by the caller), the report. What do_run() does on macOS.
+RunResult run_sandboxed(const Plan& plan, OutputSink& sink, const std::string& launcher);
+
 class SeatbeltBackend final : public Backend {
  public:
   explicit SeatbeltBackend(BackendContext context) : Backend(std::move(context)) {}

@@ -42,7 +42,11 @@ class Exchange {
 
   // Drives the run to its result frame; false when the server ended first (or was closed).
   bool run(Served& served) {
-    while (!served.result) {
+    for (;;) {
+      // What libssh already holds first (a write may have taken packets in): the socket will
+      // not announce it again.
+      if (!take(served)) return false;
+      if (served.result) return true;
       if (!ssh_channel_is_open(ch_) || ssh_channel_is_eof(ch_)) return false;
       act_on_stop_and_deadline(served);
       if (give_up_ && Clock::now() >= *give_up_) {
@@ -51,9 +55,7 @@ class Exchange {
       }
       pollfd p{c_.fd(), POLLIN, 0};
       ::poll(&p, 1, wait_ms());
-      if (!take(served)) return false;
     }
-    return true;
   }
 
  private:

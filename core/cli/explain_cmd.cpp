@@ -97,9 +97,7 @@ int explain_main(const ExplainArgs& a) {
       x.policy.limits.timeout = d;
     }
     registry = make_registry(a.runtime, config);
-    inv.config_backends = config.backends;
-    if (a.runtime.config)
-      inv.protected_paths.push_back(std::filesystem::absolute(*a.runtime.config));
+    apply_config(inv, config, a.runtime);
   } catch (const ErrorList& e) {
     print_errors(e.errors());
     return 125;

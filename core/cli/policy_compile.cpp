@@ -25,10 +25,9 @@ int compile_main(const CompileArgs& a) {
   Invocation inv;
   inv.workspace = workspace_of(a.workspace);
   inv.policy = policy_of(a.policy, inv.workspace);
-  inv.config_backends = config.backends;
+  apply_config(inv, config, a.runtime);
   inv.host_home = host_home();
   inv.caller_env = caller_environment();
-  if (a.runtime.config) inv.protected_paths.push_back(std::filesystem::absolute(*a.runtime.config));
   auto text = compile_invocation(*registry, inv, a.backend);
   if (!text)
     throw Error(code::kBadArgument, "backend '" + a.backend + "' has nothing to compile",

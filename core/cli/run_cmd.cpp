@@ -52,10 +52,7 @@ int run_main(const RunArgs& a) {
     inv.stop = stop;
     Config config;
     registry = make_registry(a.runtime, config);
-    inv.config_backends = config.backends;
-    inv.dispatch_order = config.dispatch_order;
-    if (a.runtime.config)
-      inv.protected_paths.push_back(std::filesystem::absolute(*a.runtime.config));
+    apply_config(inv, config, a.runtime);
     OutputSink& sink = a.framed ? static_cast<OutputSink&>(framed)
                        : a.json ? static_cast<OutputSink&>(collected)
                                 : static_cast<OutputSink&>(passthrough);

@@ -85,4 +85,10 @@ void print_diagnostics(const Registry& registry, std::ostream& out,
   }
 }
 
+void apply_config(Invocation& inv, const Config& config, const RuntimeOptions& options) {
+  inv.config_backends = config.backends;
+  inv.dispatch_order = config.dispatch_order;
+  if (options.config) inv.protected_paths.push_back(std::filesystem::absolute(*options.config));
+}
+
 }  // namespace cordon::cli

@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <cordon/config.hpp>
 #include <cordon/registry.hpp>
+#include <cordon/runner.hpp>
 #include <cordon/sdk/error.hpp>
 #include <cordon/sdk/policy.hpp>
 
@@ -34,6 +35,11 @@ void set_builtin_backends(std::vector<BuiltinBackend> builtins);
 /// The configuration (--config, else the default file) and a registry using its pins and
 /// the --plugin-dir directories. Throws ErrorList for a bad configuration.
 std::unique_ptr<Registry> make_registry(const RuntimeOptions& options, Config& config);
+
+/// Gives `inv` what the configuration says of every run: the backends' settings, the dispatch
+/// order, and the configuration file (--config) as cordon's own state, out of the command's
+/// reach.
+void apply_config(Invocation& inv, const Config& config, const RuntimeOptions& options);
 
 /// The invoking user's home directory.
 std::filesystem::path host_home();

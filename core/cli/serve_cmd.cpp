@@ -108,10 +108,7 @@ RunOutcome serve_one(const std::string& text, Registry& registry, const Config& 
     in.request_text = text;
     Invocation inv = build_invocation(in);
     inv.stop = std::move(stop);
-    inv.config_backends = config.backends;
-    inv.dispatch_order = config.dispatch_order;
-    if (a.runtime.config)
-      inv.protected_paths.push_back(std::filesystem::absolute(*a.runtime.config));
+    apply_config(inv, config, a.runtime);
     out = run_invocation(registry, inv, sink);
   } catch (const ErrorList& e) {
     out.result.error = as_one_error(e);

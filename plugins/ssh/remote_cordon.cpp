@@ -138,7 +138,9 @@ void FramedChannelSink::write(Stream stream, std::string_view chunk) {
         auto v = json::parse(f.payload);
         if (!v.is_object()) throw Error(code::kBackendFault, "the result frame is not an object");
         result_ = std::move(v.as_object());
-      } else {
+      } else if (f.tag == sdk::FrameTag::accepted) {
+        accepted_ = true;
+      } else if (f.tag == sdk::FrameTag::out || f.tag == sdk::FrameTag::err) {
         sink_.write(f.tag == sdk::FrameTag::out ? Stream::out : Stream::err, f.payload);
       }
     }

@@ -31,24 +31,31 @@ std::string request_json(const Plan& plan, const std::string& remote_workspace);
 /// The exec line: the pid marker, then `exec CORDON run --request - --framed`.
 std::string cordon_line(const std::string& cordon_path);
 
-/// The channel's output of such a run: stdout is a framed stream whose output frames go on to
-/// `sink` and whose result frame is kept; stderr is the remote cordon's own diagnostics, kept
-/// apart from the command's stderr.
+/// The channel's output of a remote cordon's run: stdout is a framed stream whose output frames
+/// go on to `sink` and whose result frame is kept; stderr is the remote cordon's own
+/// diagnostics, kept apart from the command's stderr. `serving`: the stream of a `cordon serve`
+/// (remote_server.hpp), many runs long, each begun by an accepted frame.
 class FramedChannelSink final : public OutputSink {
  public:
-  explicit FramedChannelSink(OutputSink& sink) : sink_(sink) {}
+  explicit FramedChannelSink(OutputSink& sink, bool serving = false)
+      : sink_(sink), reader_(serving) {}
   void write(Stream stream, std::string_view chunk) override;
 
   /// The result object, once its frame arrived.
   const std::optional<boost::json::object>& result() const { return result_; }
   /// The remote cordon's diagnostics (at most 8 KiB), and a framing error when there was one.
   const std::string& diagnostics() const { return diagnostics_; }
+  /// True once a `cordon serve` took the request (its accepted frame).
+  bool accepted() const { return accepted_; }
+  /// True once the stream was not cordon's framing: nothing after it is believed.
+  bool broken() const { return broken_; }
 
  private:
   OutputSink& sink_;
   sdk::FrameReader reader_;
   std::optional<boost::json::object> result_;
   std::string diagnostics_;
+  bool accepted_ = false;
   bool broken_ = false;
 };
 

@@ -6,10 +6,9 @@
 #include <cordon/sdk/error.hpp>
 #include <cordon/sdk/frames.hpp>
 
-#include <boost/json.hpp>
-
 #include <algorithm>
 
+#include "remote_cordon.hpp"
 #include "remote_line.hpp"
 
 namespace cordon::ssh {
@@ -19,7 +18,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 constexpr auto kKillGrace = std::chrono::seconds(5);
-constexpr std::size_t kMaxDiagnostics = 8192;
 
 bool send(ssh_channel ch, const std::string& bytes) {
   for (std::size_t at = 0; at < bytes.size();) {
@@ -36,7 +34,7 @@ bool send(ssh_channel ch, const std::string& bytes) {
 class Exchange {
  public:
   Exchange(Connection& c, const Plan& plan, std::chrono::milliseconds grace, OutputSink& sink)
-      : c_(c), ch_(c.server->get()), plan_(plan), sink_(sink), reader_(true) {
+      : c_(c), ch_(c.server->get()), plan_(plan), framed_(sink, true) {
     if (plan.deadline) hard_deadline_ = *plan.deadline + grace;
   }
 
@@ -84,7 +82,8 @@ class Exchange {
     }
   }
 
-  // What libssh holds for either stream; false when the connection failed.
+  // What libssh holds for either stream, through the framed sink; false when the connection
+  // failed. Throws CRD5003 when the stream is not cordon's framing.
   bool take(Served& served) {
     char buf[65536];
     for (int stream : {0, 1})
@@ -92,32 +91,20 @@ class Exchange {
         int n = ssh_channel_read_nonblocking(ch_, buf, sizeof buf, stream);
         if (n == SSH_ERROR) return false;
         if (n <= 0) break;
-        std::string_view chunk(buf, static_cast<std::size_t>(n));
-        if (stream == 1) {
-          served.diagnostics.append(chunk.substr(
-              0, kMaxDiagnostics - std::min(kMaxDiagnostics, served.diagnostics.size())));
-          continue;
-        }
-        for (auto& f : reader_.feed(chunk)) {
-          if (f.tag == sdk::FrameTag::accepted) {
-            served.accepted = true;
-          } else if (f.tag == sdk::FrameTag::result) {
-            auto v = boost::json::parse(f.payload);
-            if (!v.is_object()) throw Error(code::kBackendFault, "a result frame is not an object");
-            served.result = std::move(v.as_object());
-          } else if (f.tag == sdk::FrameTag::out || f.tag == sdk::FrameTag::err) {
-            sink_.write(f.tag == sdk::FrameTag::out ? Stream::out : Stream::err, f.payload);
-          }
-        }
+        framed_.write(stream == 0 ? Stream::out : Stream::err,
+                      std::string_view(buf, static_cast<std::size_t>(n)));
       }
+    if (framed_.broken()) throw Error(code::kBackendFault, framed_.diagnostics());
+    served.accepted = framed_.accepted();
+    served.result = framed_.result();
+    served.diagnostics = framed_.diagnostics();
     return true;
   }
 
   Connection& c_;
   ssh_channel ch_;
   const Plan& plan_;
-  OutputSink& sink_;
-  sdk::FrameReader reader_;
+  FramedChannelSink framed_;
   std::optional<Clock::time_point> hard_deadline_;
   std::optional<Clock::time_point> give_up_;
   bool term_sent_ = false;

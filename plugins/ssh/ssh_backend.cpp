@@ -124,6 +124,32 @@ std::vector<Error> SshBackend::do_validate_settings(const boost::json::object& s
   return validate(settings);
 }
 
+namespace {
+
+// What a run under a remote cordon gives: the remote's own result when it came, else what this
+// side saw — the signal it ended by and whether this side's deadline passed — and, unless this
+// side killed it, an error quoting the remote cordon's diagnostics.
+RunResult cordon_result(const std::optional<boost::json::object>& result,
+                        const std::string& diagnostics, const Target& t, const std::string& cordon,
+                        int signal, bool timed_out, bool killed_here) {
+  RunResult r;
+  if (result) {
+    merge_result(*result, t.name(), r);
+    return r;
+  }
+  r.signal = signal;
+  r.timed_out = timed_out;
+  if (!killed_here)
+    r.error = Error(
+        code::kBackendFault,
+        "the remote cordon on " + t.name() + " ended without a result" +
+            (diagnostics.empty() ? std::string() : ": " + trimmed(diagnostics).substr(0, 2000)),
+        "run '" + cordon + " run -- true' on that host to see what fails");
+  return r;
+}
+
+}  // namespace
+
 RunResult SshBackend::run_served(const Plan& plan, const Target& t, const std::string& cordon,
                                  OutputSink& sink) {
   std::string request = request_json(plan, t.workspace.value_or(plan.workspace.string()));
@@ -134,22 +160,10 @@ RunResult SshBackend::run_served(const Plan& plan, const Target& t, const std::s
       conn = std::make_unique<Connection>(t);
     }
   Served s = serve_run(*conn, cordon, request, plan, kRemoteGrace, sink);
-  RunResult r;
-  if (s.result) {
-    merge_result(*s.result, t.name(), r);
-  } else {
-    r.timed_out = s.timed_out;
-    bool asked =
-        s.killed || s.timed_out || (plan.stop && plan.stop->requested() == StopToken::Level::kill);
-    if (asked)
-      r.signal = SIGKILL;
-    else
-      r.error =
-          Error(code::kBackendFault,
-                "the remote cordon server on " + t.name() + " ended mid-run" +
-                    (s.diagnostics.empty() ? "" : ": " + trimmed(s.diagnostics).substr(0, 2000)),
-                "run '" + cordon + " run -- true' on that host to see what fails");
-  }
+  bool killed_here =
+      s.killed || s.timed_out || (plan.stop && plan.stop->requested() == StopToken::Level::kill);
+  RunResult r = cordon_result(s.result, s.diagnostics, t, cordon, killed_here ? SIGKILL : 0,
+                              s.timed_out, killed_here);
   r.notes.push_back("ran on " + t.name() + " (host key " + conn->fingerprint() +
                     ") under the remote cordon " + cordon + " (serving)");
   pool_.give(std::move(conn));
@@ -165,20 +179,8 @@ RunResult SshBackend::run_under_cordon(const Plan& plan, const Target& t, const 
   auto [conn, channel] = open(pool_, t, cordon_line(cordon));
   ChannelEnd end = run_channel(*conn, *channel, sent, framed);
   channel.reset();
-  RunResult r;
-  if (framed.result()) {
-    merge_result(*framed.result(), t.name(), r);
-  } else {
-    r.signal = end.signal;
-    r.timed_out = end.pump.timed_out;
-    if (!end.pump.killed)
-      r.error = Error(
-          code::kBackendFault,
-          "the remote cordon on " + t.name() + " ended without a result" +
-              (framed.diagnostics().empty() ? std::string()
-                                            : ": " + trimmed(framed.diagnostics()).substr(0, 2000)),
-          "run '" + cordon + " run -- true' on that host to see what fails");
-  }
+  RunResult r = cordon_result(framed.result(), framed.diagnostics(), t, cordon, end.signal,
+                              end.pump.timed_out, end.pump.killed);
   r.notes.push_back("ran on " + t.name() + " (host key " + conn->fingerprint() +
                     ") under the remote cordon " + cordon);
   if (!end.dropped) pool_.give(std::move(conn));

@@ -8,6 +8,7 @@
 #   certify.sh docker CORDON docker BASE
 #   certify.sh ssh CORDON ssh FIXTURE   (the sshd of scripts/sshd, started by the ctest fixture)
 #   certify.sh ssh-cordon CORDON ssh FIXTURE   the same host, running CORDON there too
+#   certify.sh e2b CORDON e2b FIXTURE   (the local E2B stand-in of plugins/e2b/tests/mock-fixture)
 # Exit 77 tells ctest the run was skipped; under CI=true a missing prerequisite fails instead.
 set -uo pipefail
 mode=${1:?usage} cordon=$(readlink -f "${2:?usage}") backend=${3:?usage} corpus=${4:-}
@@ -52,6 +53,16 @@ case "$mode" in
       "$fixture/known_hosts" >"$config"
     [[ $mode == ssh-cordon ]] && printf 'cordon = "%s"\n' "$cordon" >>"$config"
     "$cordon" certify --backend ssh --config "$config"
+    ;;
+  e2b)
+    fixture=$corpus
+    [[ -s "$fixture/port" ]] || skip_or_fail "no E2B stand-in at $fixture (mock-fixture start)"
+    config=$(mktemp /tmp/cordon-certify-config-XXXXXX.toml)
+    trap 'rm -f "$config"' EXIT
+    url="http://127.0.0.1:$(cat "$fixture/port")"
+    printf '[backends.e2b]\napi_url = "%s"\nenvd_url = "%s"\napi_key_env = "CORDON_E2B_TEST_KEY"\ndownload = true\n' \
+      "$url" "$url" >"$config"
+    CORDON_E2B_TEST_KEY=$(cat "$fixture/key") "$cordon" certify --backend e2b --config "$config"
     ;;
   broken)
     out=$("$cordon" certify --backend "$backend" --corpus "$corpus" 2>&1)

@@ -41,6 +41,8 @@ inline constexpr const char* kHostKey =
     "CRD1008";  ///< a remote host's key is unknown or differs from the known one
 inline constexpr const char* kLoginRefused =
     "CRD1009";  ///< a remote host refused the login (key, user or method)
+inline constexpr const char* kCredentialsRefused =
+    "CRD1010";  ///< a hosted service refused cordon's credentials (its API key)
 // CRD2xxx policy file and settings
 inline constexpr const char* kFileUnreadable = "CRD2001";
 inline constexpr const char* kSyntax = "CRD2002";

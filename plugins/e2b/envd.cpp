@@ -140,8 +140,10 @@ Collected Envd::run(const StartSpec& spec, std::chrono::milliseconds limit) cons
   Collected c;
   auto until = std::chrono::steady_clock::now() + limit;
   bool late = false;
+  StartSpec bounded = spec;
+  if (!bounded.lifetime) bounded.lifetime = limit;  // envd ends it too, should cordon go first
   c.outcome = read_stream(
-      start_call(spec).request,
+      start_call(bounded).request,
       [&](const Event& e) {
         if (e.kind == Event::Kind::out) c.out += e.data;
         if (e.kind == Event::Kind::err) c.err += e.data;

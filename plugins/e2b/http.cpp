@@ -4,6 +4,8 @@
 #include <curl/curl.h>
 #include <cordon/sdk/error.hpp>
 
+#include <atomic>
+#include <chrono>
 #include <memory>
 #include <mutex>
 
@@ -92,6 +94,19 @@ void prepare(Easy& e, const Request& r, Transfer& t) {
   curl_easy_setopt(e.handle, CURLOPT_HTTPHEADER, e.headers);
 }
 
+std::atomic<std::int64_t> waited{0};
+thread_local bool background = false;
+
+CURLcode timed_perform(CURL* handle) {
+  auto t0 = std::chrono::steady_clock::now();
+  CURLcode rc = curl_easy_perform(handle);
+  if (!background)
+    waited +=
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0)
+            .count();
+  return rc;
+}
+
 Error unreachable(const Request& r, CURLcode rc) {
   return Error(code::kServiceUnreachable,
                r.method + " " + url_for_messages(r.url) + " failed: " + curl_easy_strerror(rc),
@@ -99,6 +114,10 @@ Error unreachable(const Request& r, CURLcode rc) {
 }
 
 }  // namespace
+
+std::int64_t request_nanoseconds() { return waited.load(); }
+
+void mark_background_thread() { background = true; }
 
 std::string url_for_messages(const std::string& url) { return url.substr(0, url.find('?')); }
 
@@ -123,7 +142,7 @@ Response send(const Request& request) {
   Transfer t;
   prepare(e, request, t);
   curl_easy_setopt(e.handle, CURLOPT_TIMEOUT_MS, static_cast<long>(request.timeout.count()));
-  CURLcode rc = curl_easy_perform(e.handle);
+  CURLcode rc = timed_perform(e.handle);
   if (rc != CURLE_OK) throw unreachable(request, rc);
   Response r;
   curl_easy_getinfo(e.handle, CURLINFO_RESPONSE_CODE, &r.status);
@@ -140,7 +159,7 @@ long stream(const Request& request, const std::function<bool(std::string_view)>&
   prepare(e, request, t);
   // Without a low-speed limit a silent command's stream waits for as long as it runs; the
   // keepalive events and `cancelled` take care of a dead one.
-  CURLcode rc = curl_easy_perform(e.handle);
+  CURLcode rc = timed_perform(e.handle);
   long status = 0;
   curl_easy_getinfo(e.handle, CURLINFO_RESPONSE_CODE, &status);
   if (rc != CURLE_OK && !t.stopped) throw unreachable(request, rc);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -41,6 +42,14 @@ Response send(const Request& request);
 /// breaks, unless `cancelled` or `on_body` ended it.
 long stream(const Request& request, const std::function<bool(std::string_view)>& on_body,
             const std::function<bool()>& cancelled);
+
+/// Nanoseconds this process has spent waiting in requests, every thread together but those
+/// marked background (for the benchmark: a run's time less this is cordon's own).
+std::int64_t request_nanoseconds();
+
+/// Marks the calling thread as working in the background (the pool's refill): its requests do
+/// not count in request_nanoseconds().
+void mark_background_thread();
 
 /// `value` escaped for a URL's query.
 std::string url_escape(std::string_view value);

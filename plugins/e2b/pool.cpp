@@ -6,6 +6,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "http.hpp"
+
 namespace cordon::e2b {
 
 namespace {
@@ -109,6 +111,7 @@ Sandbox Pool::take(const Settings& settings, const std::string& key, bool intern
 }
 
 void Pool::refill_loop() {
+  mark_background_thread();
   std::unique_lock lock(mutex_);
   while (!stopping_) {
     Shelf* low = nullptr;

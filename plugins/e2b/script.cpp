@@ -87,7 +87,7 @@ StartSpec kill_all_spec(const std::string& user) {
   spec.cmd = "/bin/sh";
   // kill(-1) spares the caller; a fork racing the first round is caught by the next.
   spec.args = {"-c",
-               "i=0; while kill -s KILL -1 2>/dev/null && [ $i -lt 1000 ]; do i=$((i+1)); done",
+               "i=0; while kill -s KILL -- -1 2>/dev/null && [ $i -lt 1000 ]; do i=$((i+1)); done",
                kName};
   return spec;
 }

@@ -29,7 +29,7 @@ std::string pax_record(std::string_view key, std::string_view value) {
 void header(std::string& out, char type, std::string_view name, unsigned mode,
             std::string_view link, std::uint64_t size, std::int64_t mtime) {
   char h[kBlock] = {};
-  std::memcpy(h, name.data(), std::min<std::size_t>(name.size(), 100));
+  if (!name.empty()) std::memcpy(h, name.data(), std::min<std::size_t>(name.size(), 100));
   octal(h + 100, 8, mode & 07777);
   octal(h + 108, 8, 0);
   octal(h + 116, 8, 0);
@@ -37,7 +37,7 @@ void header(std::string& out, char type, std::string_view name, unsigned mode,
   octal(h + 136, 12, static_cast<std::uint64_t>(mtime < 0 ? 0 : mtime));
   std::memset(h + 148, ' ', 8);
   h[156] = type;
-  std::memcpy(h + 157, link.data(), std::min<std::size_t>(link.size(), 100));
+  if (!link.empty()) std::memcpy(h + 157, link.data(), std::min<std::size_t>(link.size(), 100));
   std::memcpy(h + 257, "ustar", 6);
   std::memcpy(h + 263, "00", 2);
   std::memcpy(h + 265, "root", 4);

@@ -23,7 +23,7 @@ struct Faults {
 
 }  // namespace
 
-TEST_CASE("e2b failures: a create the service refuses is an error, and nothing is left") {
+TEST_CASE("failures: a create the service refuses is an error, and nothing is left") {
   if (!ready()) return;
   reset();
   TempDir ws("cordon-e2b-ws-", ::geteuid());
@@ -37,7 +37,7 @@ TEST_CASE("e2b failures: a create the service refuses is an error, and nothing i
   CHECK(alive_sandboxes().empty());
 }
 
-TEST_CASE("e2b failures: a Start envd refuses, and a stream cut short, kill the sandbox") {
+TEST_CASE("failures: a Start envd refuses, and a stream cut short, kill the sandbox") {
   if (!ready()) return;
   TempDir ws("cordon-e2b-ws-", ::geteuid());
   auto backend = make_backend();
@@ -67,7 +67,7 @@ TEST_CASE("e2b failures: a Start envd refuses, and a stream cut short, kill the 
   CHECK(sink.out == "fine\n");
 }
 
-TEST_CASE("e2b failures: a key the service refuses is CRD1010 and never printed") {
+TEST_CASE("failures: a key the service refuses is CRD1010 and never printed") {
   if (!ready()) return;
   TempDir dir("cordon-e2b-cli-", ::geteuid());
   std::string config = write_config(dir.path().string());
@@ -93,7 +93,7 @@ TEST_CASE("e2b failures: a key the service refuses is CRD1010 and never printed"
   CHECK(ok.err.find(good) == std::string::npos);
 }
 
-TEST_CASE("e2b failures: a killed cordon's sandbox is found by cordon gc, a live one's is not") {
+TEST_CASE("failures: a killed cordon's sandbox is found by cordon gc, a live one's is not") {
   if (!ready()) return;
   reset();
   TempDir dir("cordon-e2b-cli-", ::geteuid());
@@ -124,7 +124,7 @@ TEST_CASE("e2b failures: a killed cordon's sandbox is found by cordon gc, a live
   CHECK(alive_sandboxes().empty());
 }
 
-TEST_CASE("e2b pool: a run takes a sandbox made ahead, and the pool dies with its backend") {
+TEST_CASE("pool: a run takes a sandbox made ahead, and the pool dies with its backend") {
   if (!ready()) return;
   reset();
   TempDir ws("cordon-e2b-ws-", ::geteuid());
@@ -148,7 +148,7 @@ TEST_CASE("e2b pool: a run takes a sandbox made ahead, and the pool dies with it
   CHECK(no_sandbox_within(std::chrono::seconds(10)));
 }
 
-TEST_CASE("e2b probe: the key, the template and the canary, or the reason") {
+TEST_CASE("probe: the key, the template and the canary, or the reason") {
   if (!ready()) return;
   auto backend = make_backend();
   ProbeResult good = backend->probe_for(settings());

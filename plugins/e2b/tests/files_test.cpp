@@ -13,7 +13,7 @@ using namespace cordon::e2b::test;
 using cordon::testing::TempDir;
 namespace json = boost::json;
 
-TEST_CASE("e2b tar: an archive tar(1) makes in pax format reads back, long names included") {
+TEST_CASE("tar: an archive tar(1) makes in pax format reads back, long names included") {
   TempDir dir("cordon-e2b-tar-", 0);
   std::string deep = "a/" + std::string(120, 'b');
   std::filesystem::create_directories(dir.path() / "a");
@@ -34,7 +34,7 @@ TEST_CASE("e2b tar: an archive tar(1) makes in pax format reads back, long names
   CHECK_THROWS(e2b::read_tar(std::string(512, 'x')));
 }
 
-TEST_CASE("e2b copy back: only beneath a write path, never through a symlink or a blocked path") {
+TEST_CASE("copy back: only beneath a write path, never through a symlink or a blocked path") {
   TempDir ws("cordon-e2b-back-", ::geteuid());
   std::filesystem::create_directories(ws.path() / "out");
   std::filesystem::create_directories(ws.path() / "kept");
@@ -97,7 +97,7 @@ TEST_CASE(
   CHECK_FALSE(std::filesystem::exists(ws.path() / "out/new.txt"));  // download is off
 }
 
-TEST_CASE("e2b headers: the API key goes to the control plane only, envd gets its token") {
+TEST_CASE("headers: the API key goes to the control plane only, envd gets its token") {
   if (!ready()) return;
   reset();
   TempDir ws("cordon-e2b-ws-", ::geteuid());

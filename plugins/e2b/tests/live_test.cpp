@@ -24,7 +24,7 @@ RunResult run(const Plan& plan, CaptureSink& sink) { return shared_backend().run
 
 }  // namespace
 
-TEST_CASE("e2b run: exit status, stdout and stderr come back, exit 0 as proto3 leaves it out") {
+TEST_CASE("run: exit status, stdout and stderr come back, exit 0 as proto3 leaves it out") {
   if (!ready()) return;
   TempDir ws("cordon-e2b-ws-", ::geteuid());
   CaptureSink sink;
@@ -62,7 +62,7 @@ TEST_CASE(
   CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(15));
 }
 
-TEST_CASE("e2b run: the environment is the grant and a fresh private HOME, nothing else") {
+TEST_CASE("run: the environment is the grant and a fresh private HOME, nothing else") {
   if (!ready()) return;
   TempDir ws("cordon-e2b-ws-", ::geteuid());
   Plan plan = make_plan(basic_policy(),
@@ -80,7 +80,7 @@ TEST_CASE("e2b run: the environment is the grant and a fresh private HOME, nothi
   CHECK(sink.out.find("\n0\n", sink.out.size() - 3) == std::string::npos);  // not root
 }
 
-TEST_CASE("e2b run: arguments arrive byte for byte, and bytes that are not UTF-8 are refused") {
+TEST_CASE("run: arguments arrive byte for byte, and bytes that are not UTF-8 are refused") {
   if (!ready()) return;
   TempDir ws("cordon-e2b-ws-", ::geteuid());
   std::vector<std::string> argv = {"printf", "%s|", "; rm -rf /", "$(id)", "-n", "'\"\\", "a\nb"};
@@ -127,7 +127,7 @@ TEST_CASE(
   CHECK_FALSE(std::filesystem::exists(ws.path() / "out/made"));  // nothing comes back unasked
 }
 
-TEST_CASE("e2b run: the network is off unless the policy allows it") {
+TEST_CASE("run: the network is off unless the policy allows it") {
   if (!ready()) return;
   TempDir ws("cordon-e2b-ws-", ::geteuid());
   std::string count = "grep : /proc/net/dev | grep -vc ' lo:'";
@@ -141,7 +141,7 @@ TEST_CASE("e2b run: the network is off unless the policy allows it") {
   CHECK(allowed.out != "0\n");
 }
 
-TEST_CASE("e2b run: a timeout kills the whole tree, setsid escapees included, and the sandbox") {
+TEST_CASE("run: a timeout kills the whole tree, setsid escapees included, and the sandbox") {
   if (!ready()) return;
   TempDir ws("cordon-e2b-ws-", ::geteuid());
   CaptureSink sink;
@@ -163,7 +163,7 @@ TEST_CASE("e2b run: a timeout kills the whole tree, setsid escapees included, an
   CHECK(fine.exit_code == 0);
 }
 
-TEST_CASE("e2b run: a stop request terminates the command's group, then kills what stays") {
+TEST_CASE("run: a stop request terminates the command's group, then kills what stays") {
   if (!ready()) return;
   TempDir ws("cordon-e2b-ws-", ::geteuid());
   for (bool stubborn : {false, true}) {

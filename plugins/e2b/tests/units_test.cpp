@@ -42,7 +42,7 @@ std::string sh_word(const std::string& s) {
 
 }  // namespace
 
-TEST_CASE("e2b settings: defaults, and every mistake named by its key") {
+TEST_CASE("settings: defaults, and every mistake named by its key") {
   CHECK(validate(json::object{}).empty());
   Settings s = settings_of(json::object{});
   CHECK(s.api_url == "https://api.e2b.app");
@@ -61,7 +61,7 @@ TEST_CASE("e2b settings: defaults, and every mistake named by its key") {
   CHECK(all.find("'backends.e2b.workspace' must be an absolute path") != std::string::npos);
 }
 
-TEST_CASE("e2b settings: http only to this machine") {
+TEST_CASE("settings: http only to this machine") {
   CHECK(loopback_http("http://127.0.0.1:8080"));
   CHECK(loopback_http("http://localhost/x"));
   CHECK(loopback_http("http://[::1]:1"));
@@ -71,7 +71,7 @@ TEST_CASE("e2b settings: http only to this machine") {
   CHECK(validate(json::parse(R"({"envd_url":"http://127.0.0.1.nip.io"})").as_object()).size() == 1);
 }
 
-TEST_CASE("e2b connect: envelopes split anywhere are put back together") {
+TEST_CASE("connect: envelopes split anywhere are put back together") {
   std::string body = be(0, R"({"event":{"start":{"pid":42}}})") +
                      be(0, R"({"event":{"data":{"stdout":"aGk="}}})") +
                      be(0, R"({"event":{"end":{"exited":true,"status":"exit status 0"}}})") +
@@ -93,7 +93,7 @@ TEST_CASE("e2b connect: envelopes split anywhere are put back together") {
   }
 }
 
-TEST_CASE("e2b connect: errors, signals and broken streams") {
+TEST_CASE("connect: errors, signals and broken streams") {
   CHECK(*end_stream_error(R"({"error":{"code":"invalid_argument","message":"no cwd"}})") ==
         "invalid_argument: no cwd");
   Event killed = parse_event(R"({"event":{"end":{"exitCode":-1,"status":"signal: killed"}}})");
@@ -111,7 +111,7 @@ TEST_CASE("e2b connect: errors, signals and broken streams") {
   CHECK_THROWS(parse_event(R"({"event":{"data":{"stdout":"!!"}}})"));
 }
 
-TEST_CASE("e2b tar: tar(1) reads back files, modes, long names and symlinks") {
+TEST_CASE("tar: tar(1) reads back files, modes, long names and symlinks") {
   cordon::testing::TempDir dir("cordon-e2b-tar-", 0);
   std::string long_name = "d/" + std::string(150, 'n');
   TarWriter t;
@@ -131,7 +131,7 @@ TEST_CASE("e2b tar: tar(1) reads back files, modes, long names and symlinks") {
   CHECK(std::filesystem::read_symlink(dir / "d/link").string().size() == 125);
 }
 
-TEST_CASE("e2b script: argv and environment arrive as given, never as shell text") {
+TEST_CASE("script: argv and environment arrive as given, never as shell text") {
   cordon::testing::TempDir dir("cordon-e2b-script-", 0);
   RunScript run;
   run.workspace = dir.path().string();
@@ -156,7 +156,7 @@ TEST_CASE("e2b script: argv and environment arrive as given, never as shell text
   run_shell("rm -rf /tmp/cordon-home-*");
 }
 
-TEST_CASE("e2b script: a workspace that is not there fails before the ready line") {
+TEST_CASE("script: a workspace that is not there fails before the ready line") {
   RunScript run;
   run.workspace = "/nonexistent/cordon-e2b";
   run.argv = {"true"};

@@ -108,9 +108,18 @@ TEST_CASE("failures: a killed cordon's sandbox is found by cordon gc, a live one
     ::_exit(127);
   }
   auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (processes_alive() == 0 && std::chrono::steady_clock::now() < until)
+  // The run's own sandbox, not the probe's (which carries cordon.purpose = probe).
+  auto run_sandbox_busy = [] {
+    json::object st = state();
+    for (const auto& sb : st["sandboxes"].as_array())
+      if (!sb.as_object().at("metadata").as_object().contains("cordon.purpose") &&
+          sb.as_object().at("processes_alive").to_number<long>() > 0)
+        return true;
+    return false;
+  };
+  while (!run_sandbox_busy() && std::chrono::steady_clock::now() < until)
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  REQUIRE(processes_alive() > 0);
+  REQUIRE(run_sandbox_busy());
   Cli live = cli({"gc", "--backend", "e2b", "--config", config});
   CHECK(live.status == 0);
   CHECK(alive_sandboxes().size() == 1);  // its cordon still runs: not garbage

@@ -94,8 +94,16 @@ Sandbox Api::create(const CreateSpec& spec) const {
   auto v = parsed(a.body);
   if (!v.is_object() || string_at(v.as_object(), "sandboxID").empty())
     throw Error(code::kServiceUnreachable, "the E2B API's answer to a create has no sandboxID");
+  // The id becomes part of a host name and a URL path: letters, digits and '-' only.
+  if (string_at(v.as_object(), "sandboxID")
+          .find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-") !=
+      std::string::npos) {
+    throw Error(code::kServiceUnreachable,
+                "the E2B API answered a create with a malformed sandboxID");
+  }
   const auto& o = v.as_object();
-  return {string_at(o, "sandboxID"), string_at(o, "envdAccessToken"), string_at(o, "envdVersion")};
+  return {string_at(o, "sandboxID"), string_at(o, "envdAccessToken"), string_at(o, "envdVersion"),
+          string_at(o, "domain")};
 }
 
 bool Api::kill(const std::string& id) const noexcept {

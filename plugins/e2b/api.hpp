@@ -17,6 +17,7 @@ struct Sandbox {
   std::string id;
   std::string access_token;  ///< envd's X-Access-Token (secure sandboxes)
   std::string envd_version;
+  std::string domain;  ///< the sandbox's traffic domain when the service names one
 };
 
 /// What POST /sandboxes asks for.

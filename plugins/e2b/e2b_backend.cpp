@@ -48,6 +48,10 @@ void check_text(const Plan& plan) {
   };
   for (const auto& a : plan.argv)
     if (!valid_utf8(a) || a.find('\0') != std::string::npos) refuse("an argument");
+  // A shell's `exec` may read a leading '-' as its own option (bash: exec -l runs nothing).
+  if (!plan.argv.empty() && !plan.argv[0].empty() && plan.argv[0][0] == '-')
+    throw Error(code::kFlagInjection, "the program's name starts with '-'",
+                "name the program by a path, e.g. './" + plan.argv[0] + "'");
   for (const auto& [k, v] : plan.env)
     if (!valid_utf8(v)) refuse("the value of " + k);
 }

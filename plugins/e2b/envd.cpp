@@ -105,7 +105,9 @@ std::pair<int, int> socket_pair() {
 }  // namespace
 
 Envd::Envd(const Settings& settings, Sandbox sandbox)
-    : settings_(settings), sandbox_(std::move(sandbox)), base_(settings.envd_base(sandbox_.id)) {}
+    : settings_(settings),
+      sandbox_(std::move(sandbox)),
+      base_(settings.envd_base(sandbox_.id, sandbox_.domain)) {}
 
 std::vector<std::string> Envd::headers(const std::string& user) const {
   std::vector<std::string> h = {"E2b-Sandbox-Id: " + sandbox_.id, "E2b-Sandbox-Port: 49983",

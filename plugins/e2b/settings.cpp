@@ -52,6 +52,20 @@ void check_url(const boost::json::object& s, std::string_view key, std::vector<E
                     "the API key and the sandbox's access token travel in its headers"));
 }
 
+bool normal_absolute(std::string_view path) {
+  if (path.empty() || path[0] != '/') return false;
+  if (path == "/") return true;
+  std::size_t at = 1;
+  while (at <= path.size()) {
+    auto end = path.find('/', at);
+    if (end == std::string_view::npos) end = path.size();
+    auto part = path.substr(at, end - at);
+    if (part.empty() || part == "." || part == "..") return false;
+    at = end + 1;
+  }
+  return true;
+}
+
 std::string text(const boost::json::object& s, std::string_view key, std::string fallback) {
   const auto* v = s.if_contains(key);
   return v ? std::string(v->as_string()) : fallback;
@@ -88,9 +102,11 @@ std::string Settings::key() const {
          api_key_env + "\n" + user + "\n" + std::to_string(lease);
 }
 
-std::string Settings::envd_base(const std::string& id) const {
+std::string Settings::envd_base(const std::string& id, const std::string& sandbox_domain) const {
   if (envd_url) return *envd_url;
-  return "https://49983-" + id + "." + domain;
+  bool usable =
+      !sandbox_domain.empty() && sandbox_domain.find_first_of("/:@?# \t\r\n") == std::string::npos;
+  return "https://49983-" + id + "." + (usable ? sandbox_domain : domain);
 }
 
 std::vector<Error> validate(const boost::json::object& settings) {
@@ -108,8 +124,9 @@ std::vector<Error> validate(const boost::json::object& settings) {
   check_url(settings, "api_url", out);
   check_url(settings, "envd_url", out);
   if (const auto* v = settings.if_contains("workspace");
-      v && v->is_string() && !v->as_string().empty() && v->as_string()[0] != '/')
-    out.push_back(bad("workspace", "must be an absolute path"));
+      v && v->is_string() && !v->as_string().empty() && !normal_absolute(v->as_string()))
+    out.push_back(bad("workspace", "must be an absolute path without '.', '..' or empty parts",
+                      "the workspace is unpacked there as root in the sandbox"));
   if (const auto* v = settings.if_contains("api_key_env"); v && v->is_string()) {
     std::string_view name = v->as_string();
     bool ok = !name.empty() && !(name[0] >= '0' && name[0] <= '9');

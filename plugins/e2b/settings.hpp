@@ -46,8 +46,8 @@ struct Settings {
   /// What a sandbox of these settings is made from: two settings with the same key may share a
   /// pooled sandbox and a probe.
   std::string key() const;
-  /// The envd address of sandbox `id`.
-  std::string envd_base(const std::string& id) const;
+  /// The envd address of sandbox `id`, on `sandbox_domain` when the service named one for it.
+  std::string envd_base(const std::string& id, const std::string& sandbox_domain = {}) const;
   bool operator==(const Settings&) const = default;
 };
 

@@ -53,6 +53,11 @@ std::string chain(const RemoteRun& run, const Wrappers& w) {
 }  // namespace
 
 std::string remote_line(const RemoteRun& run, const Wrappers& wrappers) {
+  // The program is exec'd by the remote /bin/sh, whose `exec` may read a leading '-' as its own
+  // option (bash: `exec -l` runs nothing and succeeds).
+  if (!run.argv.empty() && !run.argv[0].empty() && run.argv[0][0] == '-')
+    throw Error(code::kFlagInjection, "the program's name starts with '-'",
+                "name the program by a path, e.g. './" + run.argv[0] + "'");
   std::string script = "cd -- " + sh_quote(run.workspace) +
                        " || { echo \"cordon-ssh: cannot enter the remote workspace\" >&2; exit " +
                        std::to_string(kSetupFailed) + "; }\n";

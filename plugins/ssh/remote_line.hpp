@@ -48,6 +48,7 @@ inline constexpr int kSetupFailed = 125;
 /// The line for ssh_channel_request_exec: `exec /bin/sh -c '<script>' cordon-ssh`. Only single
 /// quotes and plain words reach the login shell, so any POSIX-family shell (sh, bash, dash, ksh,
 /// zsh) parses it the same; the probe checks that the host's does (probe_line's round trip).
+/// Throws cordon::Error: CRD4003 for a NUL byte, CRD4002 for a program name that starts with '-'.
 std::string remote_line(const RemoteRun& run, const Wrappers& wrappers);
 
 /// The line that kills a run's process group: `kill -s KILL -- -PID` (and TERM for terminate).

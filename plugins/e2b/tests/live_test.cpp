@@ -91,6 +91,8 @@ TEST_CASE("run: arguments arrive byte for byte, and bytes that are not UTF-8 are
   CaptureSink bad;
   RunResult refused = run(make_plan(basic_policy(), {"echo", "\xff\xfe"}, ws.path().string()), bad);
   CHECK(code_of(refused) == "CRD4003");
+  CaptureSink dash;
+  CHECK(code_of(run(make_plan(basic_policy(), {"-l"}, ws.path().string()), dash)) == "CRD4002");
 }
 
 TEST_CASE(

@@ -47,6 +47,8 @@ TEST_CASE("settings: defaults, and every mistake named by its key") {
   Settings s = settings_of(json::object{});
   CHECK(s.api_url == "https://api.e2b.app");
   CHECK(s.envd_base("abc") == "https://49983-abc.e2b.app");
+  CHECK(s.envd_base("abc", "eu.e2b.app") == "https://49983-abc.eu.e2b.app");
+  CHECK(s.envd_base("abc", "evil.org/x") == "https://49983-abc.e2b.app");  // not a host name
   CHECK(s.api_key_env == "E2B_API_KEY");
 
   auto errors = validate(json::parse(R"({"api_url":"http://api.example.org","pool":99,
@@ -69,6 +71,9 @@ TEST_CASE("settings: http only to this machine") {
   CHECK_FALSE(loopback_http("http://localhost.evil.org:80"));
   CHECK_FALSE(loopback_http("https://127.0.0.1"));
   CHECK(validate(json::parse(R"({"envd_url":"http://127.0.0.1.nip.io"})").as_object()).size() == 1);
+  CHECK(validate(json::parse(R"({"workspace":"/home/user/../../etc"})").as_object()).size() == 1);
+  CHECK(validate(json::parse(R"({"workspace":"/home//user"})").as_object()).size() == 1);
+  CHECK(validate(json::parse(R"({"workspace":"/home/user/work"})").as_object()).empty());
 }
 
 TEST_CASE("connect: envelopes split anywhere are put back together") {

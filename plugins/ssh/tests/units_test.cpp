@@ -56,6 +56,22 @@ TEST_CASE("ssh quoting: the remote script gives the program its arguments byte f
   CHECK(::access("/tmp/cordon-ssh-quoting-pwned", F_OK) != 0);
 }
 
+TEST_CASE("ssh quoting: a program name that starts with '-' is refused, a path to it is not",
+          "[ssh]") {
+  RemoteRun run;
+  run.workspace = "/";
+  run.env = {{"PATH", "/usr/bin:/bin"}};
+  run.argv = {"-l"};
+  try {
+    remote_line(run, {});
+    FAIL("a program named -l was accepted");
+  } catch (const Error& e) {
+    CHECK(std::string(e.code()) == code::kFlagInjection);
+  }
+  run.argv = {"/usr/bin/printf", "-l"};
+  CHECK(run_locally(remote_line(run, {})).find("-l") != std::string::npos);
+}
+
 TEST_CASE("ssh quoting: the environment is exactly the granted one", "[ssh]") {
   RemoteRun run;
   run.workspace = "/";

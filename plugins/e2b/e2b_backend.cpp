@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <condition_variable>
+#include <cstdio>
 #include <thread>
 
 #include "download.hpp"
@@ -149,9 +150,16 @@ const ServiceProof& E2bBackend::proof_for(const Settings& s) {
     if (auto it = failed_.find(s.key()); it != failed_.end() && now < it->second.first)
       throw it->second.second;
   }
+  auto cache = cache_for(s);
+  if (auto hit = cache ? cache->load() : std::nullopt)
+    if (auto cached = from_cache(hit->facts)) {
+      std::lock_guard lock(mutex_);
+      return proofs_.emplace(s.key(), std::move(*cached)).first->second;
+    }
   ServiceProof proof;
   try {
     proof = probe_service(s, api_key(s));
+    if (auto facts = cacheable(proof); facts && cache) cache->store(*facts);
   } catch (const Error& e) {
     std::lock_guard lock(mutex_);
     failed_.insert_or_assign(s.key(), std::pair{now + kRetryAfter, e});
@@ -159,6 +167,18 @@ const ServiceProof& E2bBackend::proof_for(const Settings& s) {
   }
   std::lock_guard lock(mutex_);
   return proofs_.emplace(s.key(), std::move(proof)).first->second;
+}
+
+std::optional<sdk::ProbeCache> E2bBackend::cache_for(const Settings& s) const {
+  // One entry per service, template and user: a stable name from the settings' key.
+  std::uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s.key()) h = (h ^ c) * 1099511628211ull;
+  char name[32];
+  std::snprintf(name, sizeof name, "probe-%016llx", static_cast<unsigned long long>(h));
+  return sdk::ProbeCache::open(context().state_dir,
+                               {.code = reinterpret_cast<const void*>(&probe_service),
+                                .fingerprint_extras = "e2b 1\n" + s.key(),
+                                .name = name});
 }
 
 ProbeResult E2bBackend::do_probe_for(const boost::json::object& settings) {
@@ -246,7 +266,13 @@ RunResult E2bBackend::do_run(const Plan& plan, OutputSink& sink) {
   Envd envd(s, sb);
   RunResult r;
   const std::string ws = s.workspace.value_or(plan.workspace.string());
-  copy_in(plan, s, proof, envd, ws, r);
+  try {
+    copy_in(plan, s, proof, envd, ws, r);
+  } catch (const Error& e) {
+    if (auto cache = cache_for(s); cache && std::string(e.code()) == code::kIsolationFailed)
+      cache->drop();  // the template may have changed since the probe: the next one is fresh
+    throw;
+  }
 
   StartSpec spec = run_spec(run_script(plan, s, ws));
   if (plan.deadline)
@@ -295,6 +321,7 @@ RunResult E2bBackend::do_run(const Plan& plan, OutputSink& sink) {
     r.exit_code = o.end->exited ? o.end->exit_code : -1;
   }
   if (s.download && !sandbox_gone && stream.ready()) copy_back(plan, s, envd, ws, r);
+  if (auto cache = cache_for(s)) cache->drop_after_failed_setup(r);
   for (const auto& req : plan.requirements)
     r.report.push_back({req.id, proof.result.evidence(req.id)});
   r.notes.push_back("ran in E2B sandbox " + sb.id + " (template '" + s.template_id + "'" +

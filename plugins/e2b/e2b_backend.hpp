@@ -5,10 +5,12 @@
 #pragma once
 
 #include <cordon/sdk/backend.hpp>
+#include <cordon/sdk/probe_cache.hpp>
 
 #include <chrono>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "api.hpp"
@@ -28,6 +30,15 @@ struct ServiceProof {
 /// what the template's user can do. Throws cordon::Error for a service that cannot be used.
 ServiceProof probe_service(const Settings& settings, const std::string& key);
 
+/// `proof` as the probe cache keeps it, or nullopt when it must not be kept: only an answer no
+/// fresh probe could better is (the user unprivileged, the rlimits held, tar there).
+std::optional<boost::json::value> cacheable(const ServiceProof& proof);
+
+/// A cached answer back, or nullopt when it is not one cacheable() would have written. A run
+/// relies on none of it to enforce: the script checks the user and the rlimits again, and a
+/// wrong uid or a missing tar can only fail the copy-in.
+std::optional<ServiceProof> from_cache(const boost::json::value& facts);
+
 class E2bBackend final : public Backend {
  public:
   explicit E2bBackend(BackendContext context) : Backend(std::move(context)) {}
@@ -42,6 +53,8 @@ class E2bBackend final : public Backend {
 
  private:
   const ServiceProof& proof_for(const Settings& settings);
+  /// The probe cache of `settings` (one entry per service, template and user), or nullopt.
+  std::optional<sdk::ProbeCache> cache_for(const Settings& settings) const;
 
   std::mutex mutex_;
   std::map<std::string, ServiceProof> proofs_;

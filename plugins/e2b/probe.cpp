@@ -2,6 +2,8 @@
 // as the template's user shows.
 #include <cordon/sdk/capabilities.hpp>
 
+#include <boost/json.hpp>
+
 #include <sstream>
 
 #include "e2b_backend.hpp"
@@ -133,6 +135,57 @@ ServiceProof probe_service(const Settings& s, const std::string& key) {
         "the VM's own programs are not this machine's: not confined");
   prove(r, cap::proc_no_subprocess, false,
         "nothing in the VM stops a process from starting another");
+  return p;
+}
+
+namespace {
+
+constexpr std::string_view kCached[] = {cap::identity_unprivileged, cap::fs_write_confine,
+                                        cap::limit_files, cap::limit_cpu, cap::limit_file_size};
+
+}  // namespace
+
+std::optional<boost::json::value> cacheable(const ServiceProof& p) {
+  if (!p.tar || p.uid.empty() || p.uid == "0") return std::nullopt;
+  for (auto id : kCached)
+    if (!p.result.proves(id)) return std::nullopt;
+  boost::json::array proofs, facts;
+  for (const auto& proof : p.result.proofs)
+    proofs.push_back(boost::json::object{
+        {"capability", proof.capability}, {"proven", proof.proven}, {"evidence", proof.evidence}});
+  for (const auto& f : p.result.facts) facts.emplace_back(f);
+  return boost::json::object{
+      {"format", 1}, {"uid", p.uid}, {"proofs", std::move(proofs)}, {"facts", std::move(facts)}};
+}
+
+std::optional<ServiceProof> from_cache(const boost::json::value& v) {
+  const auto* o = v.if_object();
+  if (!o || !o->contains("format") || o->at("format") != 1) return std::nullopt;
+  const auto* uid = o->if_contains("uid");
+  const auto* proofs = o->if_contains("proofs");
+  const auto* facts = o->if_contains("facts");
+  if (!uid || !uid->is_string() || !proofs || !proofs->is_array() || !facts || !facts->is_array())
+    return std::nullopt;
+  ServiceProof p;
+  p.tar = true;
+  p.uid = std::string(uid->as_string());
+  if (p.uid.empty() || p.uid.find_first_not_of("0123456789") != std::string::npos || p.uid == "0")
+    return std::nullopt;
+  p.result.available = true;
+  for (const auto& item : proofs->as_array()) {
+    const auto* e = item.if_object();
+    if (!e || !e->contains("capability") || !e->at("capability").is_string() ||
+        !e->contains("proven") || !e->at("proven").is_bool() || !e->contains("evidence") ||
+        !e->at("evidence").is_string())
+      return std::nullopt;
+    p.result.proofs.push_back({std::string(e->at("capability").as_string()),
+                               e->at("proven").as_bool(),
+                               std::string(e->at("evidence").as_string())});
+  }
+  for (const auto& f : facts->as_array())
+    if (f.is_string()) p.result.facts.emplace_back(f.as_string());
+  if (!cacheable(p)) return std::nullopt;  // only what would have been written
+  p.result.facts.push_back("probe cached: proven by a canary in an earlier cordon process");
   return p;
 }
 

@@ -175,3 +175,31 @@ TEST_CASE("probe: the key, the template and the canary, or the reason") {
   CHECK_FALSE(nokey.available);
   CHECK(nokey.reason.find("CORDON_E2B_NONE is not set") != std::string::npos);
 }
+
+TEST_CASE("probe cache: a second cordon process reuses the canary's answer, unless told not to") {
+  if (!ready()) return;
+  TempDir dir("cordon-e2b-cli-", ::geteuid());
+  std::string config = write_config(dir.path().string(), "lease = 61\n");  // an entry of its own
+  std::string policy = write_policy(dir.path().string());
+  auto creates = [] {
+    int n = 0;
+    json::object st = state();
+    for (const auto& item : st["requests"].as_array())
+      n += item.as_object().at("method") == "POST" && item.as_object().at("path") == "/sandboxes";
+    return n;
+  };
+  std::vector<std::string> run = {"run",      "--config", config,        "--backend",         "e2b",
+                                  "--policy", policy,     "--workspace", dir.path().string(), "--",
+                                  "true"};
+  reset();
+  REQUIRE(cli(run).status == 0);
+  REQUIRE(cli(run).status == 0);
+  int cached = creates();
+  ::setenv("CORDON_PROBE_CACHE", "off", 1);
+  reset();
+  REQUIRE(cli(run).status == 0);
+  REQUIRE(cli(run).status == 0);
+  ::unsetenv("CORDON_PROBE_CACHE");
+  CHECK(creates() == 4);  // a probe's sandbox and a run's, each time
+  CHECK(cached <= 3);     // the second process probed nothing (the first may have found an entry)
+}

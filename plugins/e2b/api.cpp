@@ -77,6 +77,16 @@ namespace {
 
 }  // namespace
 
+json::value Api::call(const std::string& method, const std::string& path, const std::string& body,
+                      const std::string& what) const {
+  Request r{method, settings_.api_url + path, headers(), body};
+  r.timeout = std::chrono::seconds(settings_.request_timeout);
+  Response a = send(r);
+  if (a.status / 100 != 2)
+    fail(a.status, what + " failed: " + describe_failure(a.status, a.body), settings_.api_key_env);
+  return parsed(a.body);
+}
+
 Sandbox Api::create(const CreateSpec& spec) const {
   json::object meta;
   for (const auto& [k, v] : spec.metadata) meta[k] = v;
@@ -85,13 +95,7 @@ Sandbox Api::create(const CreateSpec& spec) const {
                     {"metadata", std::move(meta)},
                     {"secure", true},
                     {"allow_internet_access", spec.internet}};
-  Request r{"POST", settings_.api_url + "/sandboxes", headers(), json::serialize(body)};
-  r.timeout = std::chrono::seconds(settings_.request_timeout);
-  Response a = send(r);
-  if (a.status != 201 && a.status != 200)
-    fail(a.status, "creating a sandbox failed: " + describe_failure(a.status, a.body),
-         settings_.api_key_env);
-  auto v = parsed(a.body);
+  auto v = call("POST", "/sandboxes", json::serialize(body), "creating a sandbox");
   if (!v.is_object() || string_at(v.as_object(), "sandboxID").empty())
     throw Error(code::kServiceUnreachable, "the E2B API's answer to a create has no sandboxID");
   // The id becomes part of a host name and a URL path: letters, digits and '-' only.
@@ -118,13 +122,8 @@ bool Api::kill(const std::string& id) const noexcept {
 }
 
 void Api::renew(const std::string& id, long seconds) const {
-  Request r{"POST", settings_.api_url + "/sandboxes/" + url_escape(id) + "/timeout", headers(),
-            json::serialize(json::object{{"timeout", seconds}})};
-  r.timeout = std::chrono::seconds(settings_.request_timeout);
-  Response a = send(r);
-  if (a.status != 204 && a.status != 200)
-    fail(a.status, "renewing sandbox " + id + " failed: " + describe_failure(a.status, a.body),
-         settings_.api_key_env);
+  call("POST", "/sandboxes/" + url_escape(id) + "/timeout",
+       json::serialize(json::object{{"timeout", seconds}}), "renewing sandbox " + id);
 }
 
 std::vector<Listed> Api::list(const std::map<std::string, std::string>& metadata) const {
@@ -132,15 +131,8 @@ std::vector<Listed> Api::list(const std::map<std::string, std::string>& metadata
   for (const auto& [k, v] : metadata)
     query += (query.empty() ? "" : "&") + url_escape(k) + "=" + url_escape(v);
   // One page of up to 1000: the sandboxes of one machine's cordon processes.
-  std::string url =
-      settings_.api_url + "/v2/sandboxes?state=running&limit=1000&metadata=" + url_escape(query);
-  Request r{"GET", url, headers(), ""};
-  r.timeout = std::chrono::seconds(settings_.request_timeout);
-  Response a = send(r);
-  if (a.status != 200)
-    fail(a.status, "listing sandboxes failed: " + describe_failure(a.status, a.body),
-         settings_.api_key_env);
-  auto v = parsed(a.body);
+  auto v = call("GET", "/v2/sandboxes?state=running&limit=1000&metadata=" + url_escape(query), "",
+                "listing sandboxes");
   if (!v.is_array()) throw Error(code::kServiceUnreachable, "the sandbox list is not a list");
   std::vector<Listed> out;
   for (const auto& item : v.as_array()) {
@@ -155,13 +147,7 @@ std::vector<Listed> Api::list(const std::map<std::string, std::string>& metadata
 }
 
 std::optional<TemplateInfo> Api::find_template() const {
-  Request r{"GET", settings_.api_url + "/templates", headers(), ""};
-  r.timeout = std::chrono::seconds(settings_.request_timeout);
-  Response a = send(r);
-  if (a.status != 200)
-    fail(a.status, "reading the templates failed: " + describe_failure(a.status, a.body),
-         settings_.api_key_env);
-  auto v = parsed(a.body);
+  auto v = call("GET", "/templates", "", "reading the templates");
   if (!v.is_array()) throw Error(code::kServiceUnreachable, "the template list is not a list");
   for (const auto& item : v.as_array()) {
     if (!item.is_object()) continue;

@@ -2,6 +2,8 @@
 // request carries the API key in X-API-Key; no error message this file makes contains it.
 #pragma once
 
+#include <boost/json/value.hpp>
+
 #include <chrono>
 #include <map>
 #include <optional>
@@ -62,6 +64,10 @@ class Api {
  private:
   std::vector<std::string> headers() const;
   std::string describe_failure(long status, const std::string& body) const;
+  /// `method path` with `body`; the answer's JSON when its status is 2xx, else throws as
+  /// create() does, the message starting with `what` ("creating a sandbox").
+  boost::json::value call(const std::string& method, const std::string& path,
+                          const std::string& body, const std::string& what) const;
 
   Settings settings_;
   std::string key_;

@@ -49,7 +49,8 @@ constexpr std::pair<std::string_view, Register> kVerbs[] = {
     {"explain", cordon::cli::register_explain}, {"fs", cordon::cli::register_fs},
     {"job", cordon::cli::register_job},         {"scan", cordon::cli::register_scan},
     {"gc", cordon::cli::register_gc},           {"docker", cordon::cli::register_docker},
-    {"certify", cordon::cli::register_certify}, {"serve", cordon::cli::register_serve}};
+    {"certify", cordon::cli::register_certify}, {"serve", cordon::cli::register_serve},
+    {"mcp", cordon::cli::register_mcp}};
 
 // A command line that starts with a verb needs only that verb's options: building every verb's
 // (about 0.3 ms) is left to the rest (help, global options first, mistakes), whose messages

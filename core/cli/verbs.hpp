@@ -27,6 +27,9 @@ void register_fs(CLI::App& app);
 /// `cordon serve --framed`: many runs over one stream, for a cordon on another machine.
 void register_serve(CLI::App& app);
 
+/// `cordon mcp`: the Model Context Protocol on stdio, for agent hosts.
+void register_mcp(CLI::App& app);
+
 /// `cordon job ...`.
 void register_job(CLI::App& app);
 

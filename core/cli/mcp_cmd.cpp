@@ -1,0 +1,222 @@
+// `cordon mcp`: cordon as a Model Context Protocol server on stdio, for agent hosts. One
+// long-lived process: the policy, backend and workspace fixed by the operator at start, the
+// backends probed once, each tools/call a run (or a file operation) under that ceiling.
+#include <unistd.h>
+
+#include <condition_variable>
+#include <deque>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "mcp_rpc.hpp"
+#include "mcp_tools.hpp"
+#include "verbs.hpp"
+
+namespace cordon::cli::mcp {
+
+namespace {
+
+namespace json = boost::json;
+
+}  // namespace
+
+struct McpArgs {
+  std::string policy;
+  std::optional<std::string> backend;
+  std::optional<std::string> workspace;
+  RuntimeOptions runtime;
+};
+
+namespace {
+
+// stdout carries only protocol messages, one per line, from any thread.
+class Out {
+ public:
+  void line(const std::string& text) {
+    std::lock_guard lock(mutex_);
+    std::string l = text + "\n";
+    for (std::size_t at = 0; at < l.size();) {
+      ssize_t n = ::write(1, l.data() + at, l.size() - at);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return;  // the client is gone; the reader sees stdin end
+      at += static_cast<std::size_t>(n);
+    }
+  }
+
+ private:
+  std::mutex mutex_;
+};
+
+// The stdin side, on a thread of its own, so that a cancellation reaches the call in progress
+// and the end of stdin (the client went away) stops it.
+class Inbox {
+ public:
+  explicit Inbox(Out& out) : out_(out), reader_([this] { loop(); }) { reader_.detach(); }
+
+  std::optional<Message> next() {
+    std::unique_lock lock(mutex_);
+    ready_.wait(lock, [this] { return !queue_.empty() || closed_; });
+    if (queue_.empty()) return std::nullopt;
+    Message m = std::move(queue_.front());
+    queue_.pop_front();
+    return m;
+  }
+
+  // The call in progress: its id and stop token (none between calls).
+  void bind(const json::value& id, std::shared_ptr<StopToken> stop) {
+    std::lock_guard lock(mutex_);
+    current_id_ = json::serialize(id);
+    current_ = std::move(stop);
+    cancelled_ = false;
+    if (current_ && closed_) current_->request(StopToken::Level::kill);
+  }
+  void unbind() { bind(nullptr, nullptr); }
+  // True when the client cancelled the call in progress: it gets no answer.
+  bool cancelled() {
+    std::lock_guard lock(mutex_);
+    return cancelled_;
+  }
+
+ private:
+  void take(std::string_view line) {
+    auto m = parse_message(line);
+    if (!m) {
+      out_.line(error_line(nullptr, kParseError, "not JSON"));
+      return;
+    }
+    if (m->kind == Message::Kind::notification && m->method == "notifications/cancelled") {
+      const auto* id = m->params.if_contains("requestId");
+      std::lock_guard lock(mutex_);
+      if (id && current_ && json::serialize(*id) == current_id_) {
+        cancelled_ = true;
+        current_->request(StopToken::Level::kill);
+      }
+      return;
+    }
+    std::lock_guard lock(mutex_);
+    queue_.push_back(std::move(*m));
+    ready_.notify_all();
+  }
+
+  void loop() {
+    std::string line;
+    bool skipping = false;  // inside a line too long to be a message
+    char buf[65536];
+    for (;;) {
+      ssize_t n = ::read(0, buf, sizeof buf);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      std::string_view chunk(buf, static_cast<std::size_t>(n));
+      while (!chunk.empty()) {
+        auto nl = chunk.find('\n');
+        std::string_view part = chunk.substr(0, nl);
+        if (!skipping) line.append(part);
+        if (line.size() > kMaxMessageBytes) {
+          if (!skipping)
+            out_.line(error_line(nullptr, kParseError, "a message is larger than 16 MiB"));
+          skipping = true;
+          line.clear();
+        }
+        if (nl == std::string_view::npos) break;
+        if (!skipping && !line.empty() && line != "\r") take(line);
+        line.clear();
+        skipping = false;
+        chunk.remove_prefix(nl + 1);
+      }
+    }
+    std::lock_guard lock(mutex_);
+    closed_ = true;
+    if (current_) current_->request(StopToken::Level::kill);
+    ready_.notify_all();
+  }
+
+  Out& out_;
+  std::mutex mutex_;
+  std::condition_variable ready_;
+  std::deque<Message> queue_;
+  bool closed_ = false;
+  std::string current_id_;
+  std::shared_ptr<StopToken> current_;
+  bool cancelled_ = false;
+  std::thread reader_;
+};
+
+json::object initialize_result(const json::object& params) {
+  std::string asked;
+  if (const auto* v = params.if_contains("protocolVersion"); v && v->is_string())
+    asked = std::string(v->as_string());
+  return {{"protocolVersion", negotiate(asked)},
+          {"capabilities", json::object{{"tools", json::object{{"listChanged", false}}}}},
+          {"serverInfo", json::object{{"name", "cordon"}, {"version", CORDON_VERSION}}},
+          {"instructions",
+           "Commands run in cordon's sandbox under the operator's policy, in the workspace. "
+           "Pass argv (or a command without shell operators); write files with write_file."}};
+}
+
+// One request; its answer (nullopt: none, the client cancelled it).
+std::optional<std::string> answer(const Message& m, Tools& tools, Inbox& inbox) {
+  if (m.method == "initialize") return result_line(m.id, initialize_result(m.params));
+  if (m.method == "ping") return result_line(m.id, json::object{});
+  if (m.method == "tools/list") return result_line(m.id, json::object{{"tools", tools.list()}});
+  if (m.method != "tools/call")
+    return error_line(m.id, kMethodNotFound, "no method '" + m.method + "'");
+  const auto* name = m.params.if_contains("name");
+  const auto* args = m.params.if_contains("arguments");
+  if (!name || !name->is_string() || (args && !args->is_object()))
+    return error_line(m.id, kInvalidParams, "tools/call needs a tool name and an arguments object");
+  auto stop = std::make_shared<StopToken>();
+  inbox.bind(m.id, stop);
+  std::optional<std::string> reply;
+  try {
+    json::object result =
+        tools.call(std::string(name->as_string()), args ? args->as_object() : json::object{}, stop);
+    reply = result_line(m.id, result);
+  } catch (const InvalidParams& e) {
+    reply = error_line(m.id, kInvalidParams, e.what());
+  } catch (const std::exception& e) {
+    reply = error_line(m.id, kInternalError, e.what());
+  }
+  bool cancelled = inbox.cancelled();
+  inbox.unbind();
+  if (cancelled) return std::nullopt;
+  return reply;
+}
+
+}  // namespace
+
+int mcp_main(const McpArgs& a) {
+  ServerSetup setup{a.policy, a.backend, workspace_of(a.workspace), a.runtime};
+  Tools tools(std::move(setup));
+  Out out;
+  static Inbox* const inbox = new Inbox(out);  // its reader may outlive this function
+  while (auto m = inbox->next()) {
+    if (m->kind == Message::Kind::invalid) {
+      out.line(error_line(m->id, kInvalidRequest, m->problem));
+    } else if (m->kind == Message::Kind::request) {
+      if (auto reply = answer(*m, tools, *inbox)) out.line(*reply);
+    }  // notifications and responses to nothing of ours: nothing to say
+  }
+  return 0;
+}
+
+}  // namespace cordon::cli::mcp
+
+namespace cordon::cli {
+
+void register_mcp(CLI::App& app) {
+  using mcp::McpArgs;
+  auto args = std::make_shared<McpArgs>();
+  auto* mcp = app.add_subcommand(
+      "mcp", "serve the Model Context Protocol on stdio: sandboxed commands and files for agents");
+  mcp->add_option("--policy", args->policy,
+                  "the operator's policy (file or preset): the ceiling of every call")
+      ->required();
+  mcp->add_option("--backend", args->backend, "the backend every call uses (default: dispatch)");
+  mcp->add_option("--workspace", args->workspace, "the workspace (default: current directory)");
+  add_runtime_options(mcp, args->runtime);
+  mcp->callback([args] { run_verb(2, [&] { return mcp::mcp_main(*args); }); });
+}
+
+}  // namespace cordon::cli

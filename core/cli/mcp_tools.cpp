@@ -1,0 +1,241 @@
+// The tools of `cordon mcp`: their schemas, and each call turned into what `cordon run` and
+// `cordon fs` do.
+#include "mcp_tools.hpp"
+
+#include <cordon/request.hpp>
+#include <cordon/runner.hpp>
+#include <cordon/workspace.hpp>
+
+#include "run_input.hpp"
+#include "run_output.hpp"
+
+namespace cordon::cli::mcp {
+
+namespace json = boost::json;
+
+namespace {
+
+json::object schema(json::object properties, json::array required = {}) {
+  json::object s{{"type", "object"}, {"properties", std::move(properties)}};
+  if (!required.empty()) s["required"] = std::move(required);
+  return s;
+}
+
+json::object tool(const char* name, const char* title, const char* description, json::object input,
+                  bool read_only) {
+  return {{"name", name},
+          {"title", title},
+          {"description", description},
+          {"inputSchema", std::move(input)},
+          {"annotations", json::object{{"readOnlyHint", read_only},
+                                       {"destructiveHint", !read_only},
+                                       {"openWorldHint", false}}}};
+}
+
+json::object execute_output_schema() {
+  json::object nullable_int{{"type", json::array{"integer", "null"}}};
+  return schema({{"exit_code", nullable_int},
+                 {"signal", nullable_int},
+                 {"timed_out", json::object{{"type", "boolean"}}},
+                 {"stdout", json::object{{"type", "string"}}},
+                 {"stderr", json::object{{"type", "string"}}},
+                 {"stdout_truncated", json::object{{"type", "boolean"}}},
+                 {"stderr_truncated", json::object{{"type", "boolean"}}},
+                 {"duration_ms", json::object{{"type", "integer"}}},
+                 {"backend", json::object{{"type", json::array{"string", "null"}}}}},
+                {"exit_code", "timed_out", "stdout", "stderr"});
+}
+
+// What a model should do about a refusal, by its code.
+std::string remedy(const std::string& code, const std::string& message) {
+  if (code == "CRD4001")
+    return message.find('>') != std::string::npos
+               ? "write the file with write_file instead of a `>` redirection, or split the "
+                 "command into separate calls"
+               : "split this into separate calls, one program each, or pass argv instead of a "
+                 "command string";
+  if (code == "CRD4002") return "put '--' before untrusted operands, or pass './NAME' for a file";
+  if (code == "CRD4005") return "this program is blocked by the operator's policy: use another";
+  if (code == "CRD4006" || code == "CRD4007")
+    return "ask for less: a timeout no longer than the policy's, a path inside the workspace";
+  if (code == "CRD4004" || code == "CRD4008")
+    return "use a relative path inside the workspace that the policy does not block";
+  if (code.rfind("CRD1", 0) == 0)
+    return "the sandbox cannot enforce what this needs here: ask the operator, do not retry";
+  return "read the message, change the call, and try again";
+}
+
+std::string string_arg(const json::object& args, const char* key, bool required) {
+  const auto* v = args.if_contains(key);
+  if (!v) {
+    if (required) throw InvalidParams(std::string("missing argument '") + key + "'");
+    return "";
+  }
+  if (!v->is_string()) throw InvalidParams(std::string("'") + key + "' must be a string");
+  return std::string(v->as_string());
+}
+
+WorkspaceRules rules_of(const Policy& p) {
+  WorkspaceRules r;
+  if (p.limits.max_file_size_mb) {
+    r.max_write_bytes = *p.limits.max_file_size_mb * 1024 * 1024;
+    r.max_read_bytes = r.max_write_bytes;
+  }
+  for (const auto& b : p.filesystem.blocked) r.blocked.emplace_back(b);
+  return r;
+}
+
+// A call's directory: the workspace, or a subdirectory of it named relatively (never wider).
+std::string directory_of(const std::filesystem::path& workspace, const std::string& cwd) {
+  if (cwd.empty() || cwd == ".") return workspace.string();
+  std::filesystem::path rel(cwd);
+  if (rel.is_absolute())
+    throw Error(code::kPathEscape, "cwd '" + cwd + "' is absolute",
+                "give a directory relative to the workspace");
+  for (const auto& part : rel)
+    if (part == "..")
+      throw Error(code::kPathEscape, "cwd '" + cwd + "' climbs out of the workspace with '..'",
+                  "give a directory inside the workspace");
+  return (workspace / rel).lexically_normal().string();
+}
+
+json::object text_result(const std::string& text, bool error) {
+  return {{"content", json::array{json::object{{"type", "text"}, {"text", text}}}},
+          {"isError", error}};
+}
+
+}  // namespace
+
+json::object refusal(const Error& error) {
+  std::string code = error.code();
+  std::string text = code + ": " + error.message();
+  if (!error.hint().empty()) text += "\nhint: " + error.hint();
+  text += "\nwhat to do: " + remedy(code, error.message());
+  // No structuredContent: a client checks it against the tool's output schema, which describes
+  // a run; the code leads the text.
+  return text_result(text, true);
+}
+
+Tools::Tools(ServerSetup setup) : setup_(std::move(setup)) {
+  registry_ = make_registry(setup_.runtime, config_);
+  policy_ = policy_of(setup_.policy, setup_.workspace);
+}
+
+json::array Tools::list() const {
+  json::object argv_item{
+      {"anyOf",
+       json::array{json::object{{"type", "string"}},
+                   schema({{"untrusted", json::object{{"type", "string"}}}}, {"untrusted"})}}};
+  json::object exec_in =
+      schema({{"command", json::object{{"type", "string"},
+                                       {"description",
+                                        "a command line, split into words without a "
+                                        "shell (operators such as | > && are refused)"}}},
+              {"argv", json::object{{"type", "array"},
+                                    {"items", argv_item},
+                                    {"description",
+                                     "the program and its arguments; an argument given "
+                                     "as {\"untrusted\": value} may not pose as an option"}}},
+              {"timeout", json::object{{"type", "number"},
+                                       {"description", "seconds; at most the policy's timeout"}}},
+              {"stdin", json::object{{"type", "string"}}},
+              {"cwd", json::object{{"type", "string"},
+                                   {"description", "a directory relative to the workspace"}}}});
+  auto exec = tool("execute_command", "Run a command in the sandbox",
+                   "Runs one command in cordon's sandbox under the operator's policy, in the "
+                   "workspace, and returns its exit code and output.",
+                   std::move(exec_in), false);
+  exec["outputSchema"] = execute_output_schema();
+  json::object path{{"type", "string"}, {"description", "a path relative to the workspace"}};
+  return {
+      std::move(exec),
+      tool("read_file", "Read a file", "Reads a file of the workspace.",
+           schema({{"path", path}}, {"path"}), true),
+      tool("write_file", "Write a file",
+           "Replaces (or creates) a file of the workspace atomically, making missing parent "
+           "directories.",
+           schema({{"path", path}, {"content", json::object{{"type", "string"}}}},
+                  {"path", "content"}),
+           false),
+      tool("list_files", "List a directory", "Lists a directory of the workspace.",
+           schema({{"path", path}}), true),
+  };
+}
+
+json::object Tools::call(const std::string& name, const json::object& args,
+                         std::shared_ptr<StopToken> stop) {
+  try {
+    if (name == "execute_command") return execute(args, std::move(stop));
+    if (name == "read_file" || name == "write_file" || name == "list_files")
+      return files(name, args);
+  } catch (const ErrorList& e) {
+    return refusal(as_one_error(e));
+  } catch (const Error& e) {
+    return refusal(e);
+  }
+  throw InvalidParams("no tool named '" + name + "'");
+}
+
+json::object Tools::execute(const json::object& args, std::shared_ptr<StopToken> stop) {
+  json::object request{
+      {"policy", setup_.policy},
+      {"workspace", directory_of(setup_.workspace, string_arg(args, "cwd", false))}};
+  const auto* argv = args.if_contains("argv");
+  const auto* command = args.if_contains("command");
+  if (!argv == !command) throw InvalidParams("give exactly one of 'command' and 'argv'");
+  if (argv) request["argv"] = *argv;
+  if (command) request["command"] = *command;
+  if (const auto* t = args.if_contains("timeout")) {
+    if (!t->is_number() || t->to_number<double>() <= 0)
+      throw InvalidParams("'timeout' must be a positive number of seconds");
+    auto ms = static_cast<long long>(t->to_number<double>() * 1000 + 0.5);
+    request["timeout"] = std::to_string(ms < 1 ? 1 : ms) + "ms";
+  }
+  if (args.contains("stdin")) request["stdin"] = string_arg(args, "stdin", true);
+  if (setup_.backend) request["backend"] = *setup_.backend;
+  RunInput in;
+  in.request_text = json::serialize(request);
+  Invocation inv = build_invocation(in);
+  inv.stop = std::move(stop);
+  apply_config(inv, config_, setup_.runtime);
+  CollectSink sink;
+  RunOutcome out = run_invocation(*registry_, inv, sink);
+  if (out.result.error && out.backend.empty()) return refusal(*out.result.error);
+  json::object structured = run_json(out, sink);
+  std::string text = sink.out;
+  if (!sink.err.empty()) text += (text.empty() ? "" : "\n") + std::string("[stderr]\n") + sink.err;
+  text += "\n[" +
+          (out.result.timed_out ? std::string("timed out")
+           : out.result.signal  ? "killed by signal " + std::to_string(out.result.signal)
+                                : "exit code " + std::to_string(out.result.exit_code)) +
+          "]";
+  auto r = text_result(text, out.result.error.has_value());
+  r["structuredContent"] = std::move(structured);
+  return r;
+}
+
+json::object Tools::files(const std::string& name, const json::object& args) {
+  std::string path = string_arg(args, "path", name != "list_files");
+  Workspace ws(setup_.workspace, rules_of(policy_));
+  if (name == "read_file") {
+    std::string data = ws.read(path);
+    if (!is_utf8(data))
+      return refusal(Error(code::kWorkspaceIo, "'" + path + "' is not UTF-8 text",
+                           "read it with execute_command (e.g. base64 " + path + ")"));
+    return text_result(data, false);
+  }
+  if (name == "write_file") {
+    std::string content = string_arg(args, "content", true);
+    WriteOptions options;
+    options.parents = true;
+    ws.write(path, content, options);
+    return text_result("wrote " + std::to_string(content.size()) + " bytes to " + path, false);
+  }
+  std::string listing;
+  for (const auto& e : ws.list(path.empty() ? "." : path))
+    listing += std::string(e.kind == WorkspaceEntry::Kind::directory ? "dir " : "file ") +
+               std::to_string(e.size) + " " + e.name + "\n";
+  return text_result(listing, false);
+}
+
+}  // namespace cordon::cli::mcp

@@ -1,0 +1,62 @@
+// The tools `cordon mcp` offers an agent: execute_command, read_file, write_file, list_files.
+// The operator's policy, backend and workspace are fixed when the server starts and are a
+// ceiling: a call may ask for less (a shorter timeout, a subdirectory of the workspace), never
+// more. A refusal is a tool result with isError, its CRD code and a remedy a model can act on.
+#pragma once
+
+#include <cordon/config.hpp>
+#include <cordon/registry.hpp>
+#include <cordon/sdk/stop_token.hpp>
+
+#include <boost/json.hpp>
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "runtime_options.hpp"
+
+namespace cordon::cli::mcp {
+
+/// What the operator fixed on the command line.
+struct ServerSetup {
+  std::string policy;                  ///< a policy file or preset
+  std::optional<std::string> backend;  ///< the backend every call uses, or dispatch's choice
+  std::filesystem::path workspace;     ///< canonical
+  RuntimeOptions runtime;
+};
+
+/// Thrown for arguments that do not fit a tool's input schema (JSON-RPC invalid params).
+struct InvalidParams : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+class Tools {
+ public:
+  /// Loads the configuration and the registry once (each backend is probed once, on first
+  /// use, for every call after). Throws Error / ErrorList for a bad policy or configuration.
+  explicit Tools(ServerSetup setup);
+
+  /// tools/list's `tools`.
+  boost::json::array list() const;
+
+  /// tools/call: the CallToolResult of tool `name`. `stop` stops a command (cancellation).
+  /// Throws InvalidParams for an unknown tool or arguments of the wrong shape.
+  boost::json::object call(const std::string& name, const boost::json::object& args,
+                           std::shared_ptr<StopToken> stop);
+
+ private:
+  boost::json::object execute(const boost::json::object& args, std::shared_ptr<StopToken> stop);
+  boost::json::object files(const std::string& name, const boost::json::object& args);
+
+  ServerSetup setup_;
+  Config config_;
+  std::unique_ptr<Registry> registry_;
+  Policy policy_;  ///< for the file tools' caps and blocked paths
+};
+
+/// A refusal as a tool result: isError, the code and message, and what a model should do.
+boost::json::object refusal(const Error& error);
+
+}  // namespace cordon::cli::mcp

@@ -1,0 +1,111 @@
+// The agent server driven by the official MCP TypeScript SDK and its stdio client transport:
+// the tools and their schemas, a command and its structured result, a refusal and a ceiling
+// violation as tool errors, a file written and read back, a path outside the workspace, and a
+// long call cancelled (its process gone). Exits non-zero on the first failed check.
+//   node client.mjs CORDON SDK_DIR WORKSPACE
+import { execFileSync } from "node:child_process";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+
+const [cordon, sdk, workspace] = process.argv.slice(2);
+const load = (p) => import(pathToFileURL(join(sdk, "node_modules/@modelcontextprotocol/sdk/dist/esm", p)).href);
+const { Client } = await load("client/index.js");
+const { StdioClientTransport } = await load("client/stdio.js");
+
+let failed = 0;
+function check(ok, what) {
+  console.log(`${ok ? "ok  " : "FAIL"} ${what}`);
+  if (!ok) failed++;
+}
+const text = (r) => (r.content ?? []).map((c) => c.text ?? "").join("");
+
+const transport = new StdioClientTransport({
+  command: cordon,
+  args: ["mcp", "--policy", "standard", "--workspace", workspace],
+  stderr: "inherit",
+});
+const client = new Client({ name: "cordon-test", version: "1.0.0" });
+await client.connect(transport);
+check(client.getServerVersion()?.name === "cordon", "initialize: the server names itself");
+
+const { tools } = await client.listTools();
+const names = tools.map((t) => t.name).sort();
+check(JSON.stringify(names) === JSON.stringify(["execute_command", "list_files", "read_file", "write_file"]),
+  `tools/list: ${names.join(", ")}`);
+const exec = tools.find((t) => t.name === "execute_command");
+check(exec?.inputSchema?.properties?.argv && exec?.inputSchema?.properties?.command, "execute_command takes argv or command");
+check(exec?.outputSchema?.properties?.exit_code !== undefined, "execute_command has an output schema");
+
+let r = await client.callTool({ name: "execute_command", arguments: { argv: ["sh", "-c", "echo hello; exit 3"] } });
+check(!r.isError && r.structuredContent?.exit_code === 3 && r.structuredContent?.stdout === "hello\n",
+  `a command's exit code and output: ${JSON.stringify(r.structuredContent?.exit_code)}`);
+check(r.structuredContent?.backend === "landlock", `it ran in the sandbox (${r.structuredContent?.backend})`);
+
+r = await client.callTool({ name: "execute_command", arguments: { command: "echo secret > out.txt" } });
+check(r.isError && text(r).includes("CRD4001") && text(r).includes("write_file"),
+  "a redirection is refused with its code and a remedy");
+
+r = await client.callTool({ name: "execute_command", arguments: { command: "true", timeout: 99999 } });
+check(r.isError && text(r).includes("CRD4006"), "a timeout above the policy's is refused (the ceiling)");
+
+r = await client.callTool({ name: "execute_command", arguments: { command: "true", timeout: 5 } });
+check(!r.isError && r.structuredContent?.exit_code === 0, "a shorter timeout is allowed");
+
+r = await client.callTool({ name: "write_file", arguments: { path: "notes/a.txt", content: "written by the agent\n" } });
+check(!r.isError, "write_file");
+r = await client.callTool({ name: "read_file", arguments: { path: "notes/a.txt" } });
+check(!r.isError && text(r) === "written by the agent\n", "read_file gives it back");
+r = await client.callTool({ name: "execute_command", arguments: { argv: ["cat", "notes/a.txt"] } });
+check(r.structuredContent?.stdout === "written by the agent\n", "the sandbox sees the file");
+r = await client.callTool({ name: "read_file", arguments: { path: "../outside" } });
+check(r.isError && text(r).includes("CRD4004"), "a path out of the workspace is refused");
+r = await client.callTool({ name: "list_files", arguments: { path: "notes" } });
+check(!r.isError && text(r).includes("a.txt"), "list_files");
+
+let threw = false;
+try {
+  await client.callTool({ name: "nonexistent_tool", arguments: {} });
+} catch {
+  threw = true;
+}
+check(threw, "an unknown tool is a protocol error");
+
+const marker = "31.4159";
+const running = () => {
+  try {
+    execFileSync("pgrep", ["-f", `sleep ${marker}`]);
+    return true;
+  } catch {
+    return false;
+  }
+};
+const pause = (ms) => new Promise((res) => setTimeout(res, ms));
+const controller = new AbortController();
+const started = Date.now();
+const call = client.callTool({ name: "execute_command", arguments: { argv: ["sleep", marker] } },
+  undefined, { signal: controller.signal });
+let seen = false;
+for (let i = 0; i < 100 && !seen; i++) {
+  seen = running();
+  if (!seen) await pause(50);
+}
+check(seen, "the long command runs");
+controller.abort();
+let aborted = false;
+try {
+  await call;
+} catch {
+  aborted = true;
+}
+check(aborted && Date.now() - started < 10000, "a long call is cancelled");
+let alive = true;
+for (let i = 0; i < 50 && alive; i++) {
+  alive = running();
+  if (alive) await pause(100);
+}
+check(!alive, "the cancelled command's process is gone");
+r = await client.callTool({ name: "execute_command", arguments: { argv: ["echo", "after"] } });
+check(r.structuredContent?.stdout === "after\n", "the server serves on after a cancellation");
+
+await client.close();
+process.exit(failed ? 1 : 0);

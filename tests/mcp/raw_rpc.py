@@ -1,0 +1,73 @@
+#!/usr/bin/env python3
+"""`cordon mcp` fed malformed JSON-RPC on stdio: every mistake gets its JSON-RPC error, a
+message larger than the limit is refused without being held, the server keeps serving, and it
+ends when stdin ends.
+   raw_rpc.py CORDON WORKSPACE"""
+import json
+import subprocess
+import sys
+import time
+
+cordon, workspace = sys.argv[1], sys.argv[2]
+p = subprocess.Popen([cordon, "mcp", "--policy", "standard", "--workspace", workspace],
+                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
+failed = 0
+
+
+def check(ok, what):
+    global failed
+    print(("ok   " if ok else "FAIL ") + what)
+    failed += 0 if ok else 1
+
+
+def send(raw):
+    p.stdin.write(raw if isinstance(raw, bytes) else raw.encode() + b"\n")
+
+
+def reply():
+    line = p.stdout.readline()
+    return json.loads(line) if line else None
+
+
+def error_code(r):
+    return (r or {}).get("error", {}).get("code")
+
+
+send("this is not json")
+check(error_code(reply()) == -32700, "not JSON: parse error")
+send("[1, 2]")
+check(error_code(reply()) == -32600, "not an object: invalid request")
+send('{"jsonrpc":"1.0","id":1,"method":"ping"}')
+check(error_code(reply()) == -32600, "a wrong jsonrpc version: invalid request")
+send('{"jsonrpc":"2.0","id":{"x":1},"method":"ping"}')
+check(error_code(reply()) == -32600, "an id that is an object: invalid request")
+send('{"jsonrpc":"2.0","id":2,"method":"no/such"}')
+r = reply()
+check(error_code(r) == -32601 and r.get("id") == 2, "an unknown method: method not found, same id")
+send('{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":5}}')
+check(error_code(reply()) == -32602, "a tool name that is a number: invalid params")
+send('{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"execute_command","arguments":{"argv":"ls"}}}')
+r = reply()
+check(r and r.get("id") == 4 and (error_code(r) == -32602 or r.get("result", {}).get("isError")),
+      "argv that is not an array: refused")
+send('{"jsonrpc":"2.0","id":5,"method":"tools/call","params":"x"}')
+check(error_code(reply()) == -32600, "params that are not an object: invalid request")
+started = time.time()
+send(b'{"jsonrpc":"2.0","id":6,"method":"ping","params":{"pad":"' + b"x" * (17 << 20) + b'"}}\n')
+check(error_code(reply()) == -32700, "a 17 MiB message: refused")
+send('{"jsonrpc":"2.0","method":"notifications/whatever"}')
+send('{"jsonrpc":"2.0","id":7,"method":"ping"}')
+r = reply()
+check(r == {"jsonrpc": "2.0", "id": 7, "result": {}}, "then a ping is answered (notifications are not)")
+send('{"jsonrpc":"2.0","id":"s","method":"initialize","params":{"protocolVersion":"1999-01-01"}}')
+r = reply()
+check(r and r["id"] == "s" and r["result"]["protocolVersion"] == "2025-11-25",
+      "an unknown protocol version gets the newest the server speaks")
+p.stdin.close()
+try:
+    status = p.wait(timeout=10)
+    check(status == 0, f"stdin's end ends the server (status {status})")
+except subprocess.TimeoutExpired:
+    p.kill()
+    check(False, "stdin's end ends the server")
+sys.exit(1 if failed else 0)

@@ -26,6 +26,7 @@ struct McpArgs {
   std::string policy;
   std::optional<std::string> backend;
   std::optional<std::string> workspace;
+  bool keep_jobs = false;
   RuntimeOptions runtime;
 };
 
@@ -198,6 +199,7 @@ int mcp_main(const McpArgs& a) {
       if (auto reply = answer(*m, tools, *inbox)) out.line(*reply);
     }  // notifications and responses to nothing of ours: nothing to say
   }
+  tools.shutdown(a.keep_jobs);
   return 0;
 }
 
@@ -215,6 +217,8 @@ void register_mcp(CLI::App& app) {
       ->required();
   mcp->add_option("--backend", args->backend, "the backend every call uses (default: dispatch)");
   mcp->add_option("--workspace", args->workspace, "the workspace (default: current directory)");
+  mcp->add_flag("--keep-jobs", args->keep_jobs,
+                "leave background commands running when the client goes away");
   add_runtime_options(mcp, args->runtime);
   mcp->callback([args] { run_verb(2, [&] { return mcp::mcp_main(*args); }); });
 }

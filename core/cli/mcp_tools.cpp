@@ -34,16 +34,20 @@ json::object tool(const char* name, const char* title, const char* description, 
 
 json::object execute_output_schema() {
   json::object nullable_int{{"type", json::array{"integer", "null"}}};
-  return schema({{"exit_code", nullable_int},
-                 {"signal", nullable_int},
-                 {"timed_out", json::object{{"type", "boolean"}}},
-                 {"stdout", json::object{{"type", "string"}}},
-                 {"stderr", json::object{{"type", "string"}}},
-                 {"stdout_truncated", json::object{{"type", "boolean"}}},
-                 {"stderr_truncated", json::object{{"type", "boolean"}}},
-                 {"duration_ms", json::object{{"type", "integer"}}},
-                 {"backend", json::object{{"type", json::array{"string", "null"}}}}},
-                {"exit_code", "timed_out", "stdout", "stderr"});
+  return schema(
+      {{"exit_code", nullable_int},
+       {"signal", nullable_int},
+       {"timed_out", json::object{{"type", "boolean"}}},
+       {"stdout", json::object{{"type", "string"}}},
+       {"stderr", json::object{{"type", "string"}}},
+       {"stdout_truncated", json::object{{"type", "boolean"}}},
+       {"stderr_truncated", json::object{{"type", "boolean"}}},
+       {"duration_ms", json::object{{"type", "integer"}}},
+       {"backend", json::object{{"type", json::array{"string", "null"}}}},
+       {"process_id",
+        json::object{{"type", "string"}, {"description", "run_in_background: the command's id"}}},
+       {"status", json::object{{"type", "string"}}}},
+      {"exit_code"});
 }
 
 // What a model should do about a refusal, by its code.
@@ -119,6 +123,14 @@ json::object refusal(const Error& error) {
 Tools::Tools(ServerSetup setup) : setup_(std::move(setup)) {
   registry_ = make_registry(setup_.runtime, config_);
   policy_ = policy_of(setup_.policy, setup_.workspace);
+  JobManagerOptions jobs;
+  for (const auto& d : setup_.runtime.plugin_dirs) jobs.plugin_dirs.emplace_back(d);
+  if (setup_.runtime.config) jobs.config = *setup_.runtime.config;
+  background_ = std::make_unique<Background>(std::move(jobs));
+}
+
+void Tools::shutdown(bool keep) {
+  if (!keep) background_->stop_all();
 }
 
 json::array Tools::list() const {
@@ -147,6 +159,7 @@ json::array Tools::list() const {
                    std::move(exec_in), false);
   exec["outputSchema"] = execute_output_schema();
   json::object path{{"type", "string"}, {"description", "a path relative to the workspace"}};
+  json::object id{{"type", "string"}, {"description", "what execute_command returned"}};
   return {
       std::move(exec),
       tool("read_file", "Read a file", "Reads a file of the workspace.",
@@ -159,6 +172,22 @@ json::array Tools::list() const {
            false),
       tool("list_files", "List a directory", "Lists a directory of the workspace.",
            schema({{"path", path}}), true),
+      tool("get_command_output", "Read a background command's output",
+           "The last lines of a background command's output (tail), or everything from a byte "
+           "offset on (since: the next_offset an earlier call gave), and its status.",
+           schema({{"process_id", id},
+                   {"tail", json::object{{"type", "integer"}, {"description", "lines"}}},
+                   {"since", json::object{{"type", "integer"}, {"description", "a byte offset"}}}},
+                  {"process_id"}),
+           true),
+      tool("stop_command", "Stop a background command",
+           "SIGTERM to the whole command, then SIGKILL after grace seconds.",
+           schema({{"process_id", id},
+                   {"grace", json::object{{"type", "number"}, {"description", "seconds"}}}},
+                  {"process_id"}),
+           false),
+      tool("list_commands", "List background commands",
+           "The background commands this server started, and their status.", schema({}), true),
   };
 }
 
@@ -168,6 +197,9 @@ json::object Tools::call(const std::string& name, const json::object& args,
     if (name == "execute_command") return execute(args, std::move(stop));
     if (name == "read_file" || name == "write_file" || name == "list_files")
       return files(name, args);
+    if (name == "get_command_output") return background_->output(args);
+    if (name == "stop_command") return background_->stop(args);
+    if (name == "list_commands") return background_->list();
   } catch (const ErrorList& e) {
     return refusal(as_one_error(e));
   } catch (const Error& e) {
@@ -193,9 +225,14 @@ json::object Tools::execute(const json::object& args, std::shared_ptr<StopToken>
   }
   if (args.contains("stdin")) request["stdin"] = string_arg(args, "stdin", true);
   if (setup_.backend) request["backend"] = *setup_.backend;
+  const auto* background = args.if_contains("run_in_background");
+  if (background && !background->is_bool())
+    throw InvalidParams("'run_in_background' must be true or false");
   RunInput in;
   in.request_text = json::serialize(request);
+  in.job = background && background->as_bool();
   Invocation inv = build_invocation(in);
+  if (in.job) return background_->start(inv);
   inv.stop = std::move(stop);
   apply_config(inv, config_, setup_.runtime);
   CollectSink sink;

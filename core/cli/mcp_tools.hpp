@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 
+#include "mcp_jobs.hpp"
 #include "runtime_options.hpp"
 
 namespace cordon::cli::mcp {
@@ -46,6 +47,9 @@ class Tools {
   boost::json::object call(const std::string& name, const boost::json::object& args,
                            std::shared_ptr<StopToken> stop);
 
+  /// The client went away: background commands are stopped unless `keep`.
+  void shutdown(bool keep);
+
  private:
   boost::json::object execute(const boost::json::object& args, std::shared_ptr<StopToken> stop);
   boost::json::object files(const std::string& name, const boost::json::object& args);
@@ -54,6 +58,7 @@ class Tools {
   Config config_;
   std::unique_ptr<Registry> registry_;
   Policy policy_;  ///< for the file tools' caps and blocked paths
+  std::unique_ptr<Background> background_;
 };
 
 /// A refusal as a tool result: isError, the code and message, and what a model should do.

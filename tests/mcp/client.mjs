@@ -18,6 +18,22 @@ function check(ok, what) {
   if (!ok) failed++;
 }
 const text = (r) => (r.content ?? []).map((c) => c.text ?? "").join("");
+const pause = (ms) => new Promise((res) => setTimeout(res, ms));
+const alive = (pattern) => {
+  try {
+    execFileSync("pgrep", ["-f", pattern]);
+    return true;
+  } catch {
+    return false;
+  }
+};
+async function gone(pattern) {
+  for (let i = 0; i < 100; i++) {
+    if (!alive(pattern)) return true;
+    await pause(100);
+  }
+  return false;
+}
 
 const transport = new StdioClientTransport({
   command: cordon,
@@ -30,7 +46,8 @@ check(client.getServerVersion()?.name === "cordon", "initialize: the server name
 
 const { tools } = await client.listTools();
 const names = tools.map((t) => t.name).sort();
-check(JSON.stringify(names) === JSON.stringify(["execute_command", "list_files", "read_file", "write_file"]),
+check(JSON.stringify(names) === JSON.stringify(["execute_command", "get_command_output", "list_commands",
+  "list_files", "read_file", "stop_command", "write_file"]),
   `tools/list: ${names.join(", ")}`);
 const exec = tools.find((t) => t.name === "execute_command");
 check(exec?.inputSchema?.properties?.argv && exec?.inputSchema?.properties?.command, "execute_command takes argv or command");
@@ -70,16 +87,30 @@ try {
 }
 check(threw, "an unknown tool is a protocol error");
 
+r = await client.callTool({ name: "execute_command", arguments: {
+  argv: ["sh", "-c", "for i in 1 2 3 4 5; do echo line$i; sleep 0.2; done; exec sleep 29.17"],
+  run_in_background: true } });
+const pid = r.structuredContent?.process_id;
+check(!r.isError && typeof pid === "string", `a background command starts (${pid})`);
+let since = 0, output = "";
+for (let i = 0; i < 100 && !output.includes("line5"); i++) {
+  r = await client.callTool({ name: "get_command_output", arguments: { process_id: pid, since } });
+  output += r.structuredContent?.output ?? "";
+  since = r.structuredContent?.next_offset ?? since;
+  await pause(100);
+}
+check(output === "line1\nline2\nline3\nline4\nline5\n", "its output, polled with since, comes whole and once");
+r = await client.callTool({ name: "list_commands", arguments: {} });
+check(r.structuredContent?.commands?.some((c) => c.process_id === pid && c.status === "running"),
+  "list_commands shows it running");
+r = await client.callTool({ name: "stop_command", arguments: { process_id: pid, grace: 1 } });
+check(r.structuredContent?.status === "stopped", `stop_command stops it (${r.structuredContent?.status})`);
+check(await gone("sleep 29.17"), "nothing of it is left");
+r = await client.callTool({ name: "get_command_output", arguments: { process_id: "not-one-of-mine" } });
+check(r.isError && text(r).includes("CRD6001"), "a command this server did not start is out of reach");
+
 const marker = "31.4159";
-const running = () => {
-  try {
-    execFileSync("pgrep", ["-f", `sleep ${marker}`]);
-    return true;
-  } catch {
-    return false;
-  }
-};
-const pause = (ms) => new Promise((res) => setTimeout(res, ms));
+const running = () => alive(`sleep ${marker}`);
 const controller = new AbortController();
 const started = Date.now();
 const call = client.callTool({ name: "execute_command", arguments: { argv: ["sleep", marker] } },
@@ -98,14 +129,19 @@ try {
   aborted = true;
 }
 check(aborted && Date.now() - started < 10000, "a long call is cancelled");
-let alive = true;
-for (let i = 0; i < 50 && alive; i++) {
-  alive = running();
-  if (alive) await pause(100);
-}
-check(!alive, "the cancelled command's process is gone");
+check(await gone(`sleep ${marker}`), "the cancelled command's process is gone");
 r = await client.callTool({ name: "execute_command", arguments: { argv: ["echo", "after"] } });
 check(r.structuredContent?.stdout === "after\n", "the server serves on after a cancellation");
 
+r = await client.callTool({ name: "execute_command", arguments: {
+  argv: ["sleep", "28.71"], run_in_background: true } });
+check(!r.isError, "another background command starts");
+let up = false;
+for (let i = 0; i < 100 && !up; i++) {
+  up = alive("sleep 28.71");
+  if (!up) await pause(50);
+}
+check(up, "it runs");
 await client.close();
+check(await gone("sleep 28.71"), "the client went away: the server stopped its background command");
 process.exit(failed ? 1 : 0);

@@ -157,7 +157,7 @@ json::object initialize_result(const json::object& params) {
 }
 
 // One request; its answer (nullopt: none, the client cancelled it).
-std::optional<std::string> answer(const Message& m, Tools& tools, Inbox& inbox) {
+std::optional<std::string> answer(const Message& m, Tools& tools, Inbox& inbox, Out& out) {
   if (m.method == "initialize") return result_line(m.id, initialize_result(m.params));
   if (m.method == "ping") return result_line(m.id, json::object{});
   if (m.method == "tools/list") return result_line(m.id, json::object{{"tools", tools.list()}});
@@ -169,10 +169,18 @@ std::optional<std::string> answer(const Message& m, Tools& tools, Inbox& inbox) 
     return error_line(m.id, kInvalidParams, "tools/call needs a tool name and an arguments object");
   auto stop = std::make_shared<StopToken>();
   inbox.bind(m.id, stop);
+  Progress progress;
+  if (const auto* meta = m.params.if_contains("_meta"); meta && meta->is_object())
+    if (const auto* token = meta->as_object().if_contains("progressToken"))
+      progress = [&out, token = *token](std::uint64_t bytes, const std::string& output) {
+        out.line(notification_line(
+            "notifications/progress",
+            {{"progressToken", token}, {"progress", bytes}, {"message", output}}));
+      };
   std::optional<std::string> reply;
   try {
-    json::object result =
-        tools.call(std::string(name->as_string()), args ? args->as_object() : json::object{}, stop);
+    json::object result = tools.call(std::string(name->as_string()),
+                                     args ? args->as_object() : json::object{}, stop, progress);
     reply = result_line(m.id, result);
   } catch (const InvalidParams& e) {
     reply = error_line(m.id, kInvalidParams, e.what());
@@ -196,7 +204,7 @@ int mcp_main(const McpArgs& a) {
     if (m->kind == Message::Kind::invalid) {
       out.line(error_line(m->id, kInvalidRequest, m->problem));
     } else if (m->kind == Message::Kind::request) {
-      if (auto reply = answer(*m, tools, *inbox)) out.line(*reply);
+      if (auto reply = answer(*m, tools, *inbox, out)) out.line(*reply);
     }  // notifications and responses to nothing of ours: nothing to say
   }
   tools.shutdown(a.keep_jobs);

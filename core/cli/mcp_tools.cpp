@@ -103,6 +103,33 @@ std::string directory_of(const std::filesystem::path& workspace, const std::stri
   return (workspace / rel).lexically_normal().string();
 }
 
+// Keeps the output for the result and, when the client asked for progress, sends what arrived
+// at most every 200 ms (and what is left at the end) as it runs.
+class ProgressSink final : public OutputSink {
+ public:
+  ProgressSink(CollectSink& keep, const Progress& progress) : keep_(keep), progress_(progress) {}
+  void write(Stream stream, std::string_view chunk) override {
+    keep_.write(stream, chunk);
+    if (!progress_) return;
+    total_ += chunk.size();
+    pending_.append(chunk);
+    if (std::chrono::steady_clock::now() - last_ >= std::chrono::milliseconds(200)) flush();
+  }
+  void flush() {
+    if (!progress_ || pending_.empty()) return;
+    progress_(total_, is_utf8(pending_) ? pending_ : std::string("[output that is not UTF-8]"));
+    pending_.clear();
+    last_ = std::chrono::steady_clock::now();
+  }
+
+ private:
+  CollectSink& keep_;
+  const Progress& progress_;
+  std::uint64_t total_ = 0;
+  std::string pending_;
+  std::chrono::steady_clock::time_point last_{};
+};
+
 json::object text_result(const std::string& text, bool error) {
   return {{"content", json::array{json::object{{"type", "text"}, {"text", text}}}},
           {"isError", error}};
@@ -192,9 +219,9 @@ json::array Tools::list() const {
 }
 
 json::object Tools::call(const std::string& name, const json::object& args,
-                         std::shared_ptr<StopToken> stop) {
+                         std::shared_ptr<StopToken> stop, const Progress& progress) {
   try {
-    if (name == "execute_command") return execute(args, std::move(stop));
+    if (name == "execute_command") return execute(args, std::move(stop), progress);
     if (name == "read_file" || name == "write_file" || name == "list_files")
       return files(name, args);
     if (name == "get_command_output") return background_->output(args);
@@ -208,7 +235,8 @@ json::object Tools::call(const std::string& name, const json::object& args,
   throw InvalidParams("no tool named '" + name + "'");
 }
 
-json::object Tools::execute(const json::object& args, std::shared_ptr<StopToken> stop) {
+json::object Tools::execute(const json::object& args, std::shared_ptr<StopToken> stop,
+                            const Progress& progress) {
   json::object request{
       {"policy", setup_.policy},
       {"workspace", directory_of(setup_.workspace, string_arg(args, "cwd", false))}};
@@ -235,12 +263,15 @@ json::object Tools::execute(const json::object& args, std::shared_ptr<StopToken>
   if (in.job) return background_->start(inv);
   inv.stop = std::move(stop);
   apply_config(inv, config_, setup_.runtime);
-  CollectSink sink;
+  CollectSink collected;
+  ProgressSink sink(collected, progress);
   RunOutcome out = run_invocation(*registry_, inv, sink);
+  sink.flush();
   if (out.result.error && out.backend.empty()) return refusal(*out.result.error);
-  json::object structured = run_json(out, sink);
-  std::string text = sink.out;
-  if (!sink.err.empty()) text += (text.empty() ? "" : "\n") + std::string("[stderr]\n") + sink.err;
+  json::object structured = run_json(out, collected);
+  std::string text = collected.out;
+  if (!collected.err.empty())
+    text += (text.empty() ? "" : "\n") + std::string("[stderr]\n") + collected.err;
   text += "\n[" +
           (out.result.timed_out ? std::string("timed out")
            : out.result.signal  ? "killed by signal " + std::to_string(out.result.signal)

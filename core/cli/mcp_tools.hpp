@@ -10,7 +10,9 @@
 
 #include <boost/json.hpp>
 
+#include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -27,6 +29,10 @@ struct ServerSetup {
   std::filesystem::path workspace;     ///< canonical
   RuntimeOptions runtime;
 };
+
+/// Sends a progress notification carrying output of the command in progress (the request's
+/// progressToken is bound in); empty when the client asked for none.
+using Progress = std::function<void(std::uint64_t bytes_so_far, const std::string& output)>;
 
 /// Thrown for arguments that do not fit a tool's input schema (JSON-RPC invalid params).
 struct InvalidParams : std::runtime_error {
@@ -45,13 +51,14 @@ class Tools {
   /// tools/call: the CallToolResult of tool `name`. `stop` stops a command (cancellation).
   /// Throws InvalidParams for an unknown tool or arguments of the wrong shape.
   boost::json::object call(const std::string& name, const boost::json::object& args,
-                           std::shared_ptr<StopToken> stop);
+                           std::shared_ptr<StopToken> stop, const Progress& progress = {});
 
   /// The client went away: background commands are stopped unless `keep`.
   void shutdown(bool keep);
 
  private:
-  boost::json::object execute(const boost::json::object& args, std::shared_ptr<StopToken> stop);
+  boost::json::object execute(const boost::json::object& args, std::shared_ptr<StopToken> stop,
+                              const Progress& progress);
   boost::json::object files(const std::string& name, const boost::json::object& args);
 
   ServerSetup setup_;

@@ -58,6 +58,13 @@ check(!r.isError && r.structuredContent?.exit_code === 3 && r.structuredContent?
   `a command's exit code and output: ${JSON.stringify(r.structuredContent?.exit_code)}`);
 check(r.structuredContent?.backend === "landlock", `it ran in the sandbox (${r.structuredContent?.backend})`);
 
+const progress = [];
+r = await client.callTool({ name: "execute_command", arguments: {
+  argv: ["sh", "-c", "for i in 1 2 3; do echo tick$i; sleep 0.4; done"] } }, undefined,
+  { onprogress: (p) => progress.push(p) });
+check(progress.length >= 2 && progress.map((p) => p.message).join("") === "tick1\ntick2\ntick3\n",
+  `progress notifications carry the output as it comes (${progress.length} of them)`);
+
 r = await client.callTool({ name: "execute_command", arguments: { command: "echo secret > out.txt" } });
 check(r.isError && text(r).includes("CRD4001") && text(r).includes("write_file"),
   "a redirection is refused with its code and a remedy");

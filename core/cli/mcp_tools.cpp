@@ -2,6 +2,7 @@
 // `cordon fs` do.
 #include "mcp_tools.hpp"
 
+#include <cordon/jobs.hpp>
 #include <cordon/request.hpp>
 #include <cordon/runner.hpp>
 #include <cordon/workspace.hpp>
@@ -107,7 +108,7 @@ std::string directory_of(const std::filesystem::path& workspace, const std::stri
 // at most every 200 ms (and what is left at the end) as it runs.
 class ProgressSink final : public OutputSink {
  public:
-  ProgressSink(CollectSink& keep, const Progress& progress) : keep_(keep), progress_(progress) {}
+  ProgressSink(OutputSink& keep, const Progress& progress) : keep_(keep), progress_(progress) {}
   void write(Stream stream, std::string_view chunk) override {
     keep_.write(stream, chunk);
     if (!progress_) return;
@@ -123,7 +124,7 @@ class ProgressSink final : public OutputSink {
   }
 
  private:
-  CollectSink& keep_;
+  OutputSink& keep_;
   const Progress& progress_;
   std::uint64_t total_ = 0;
   std::string pending_;
@@ -154,6 +155,8 @@ Tools::Tools(ServerSetup setup) : setup_(std::move(setup)) {
   for (const auto& d : setup_.runtime.plugin_dirs) jobs.plugin_dirs.emplace_back(d);
   if (setup_.runtime.config) jobs.config = *setup_.runtime.config;
   background_ = std::make_unique<Background>(std::move(jobs));
+  auto jobs_dir = default_job_state_dir();
+  spill_ = std::make_unique<Spill>(jobs_dir.empty() ? jobs_dir : jobs_dir.parent_path() / "mcp");
 }
 
 void Tools::shutdown(bool keep) {
@@ -224,7 +227,22 @@ json::object Tools::call(const std::string& name, const json::object& args,
     if (name == "execute_command") return execute(args, std::move(stop), progress);
     if (name == "read_file" || name == "write_file" || name == "list_files")
       return files(name, args);
-    if (name == "get_command_output") return background_->output(args);
+    if (name == "get_command_output") {
+      const auto* id = args.if_contains("process_id");
+      if (id && id->is_string() && spill_->owns(std::string(id->as_string()))) {
+        const auto* since = args.if_contains("since");
+        if (since && (!since->is_number() || since->to_number<double>() < 0))
+          throw InvalidParams("'since' must be a byte offset, 0 or more");
+        auto from = since ? static_cast<std::uint64_t>(since->to_number<double>()) : 0;
+        json::object r = spill_->read(std::string(id->as_string()), from);
+        std::string text = r.contains("output") ? std::string(r["output"].as_string())
+                                                : "[not UTF-8: see output_base64]";
+        return {{"content", json::array{json::object{{"type", "text"}, {"text", text}}}},
+                {"structuredContent", std::move(r)},
+                {"isError", false}};
+      }
+      return background_->output(args);
+    }
     if (name == "stop_command") return background_->stop(args);
     if (name == "list_commands") return background_->list();
   } catch (const ErrorList& e) {
@@ -263,12 +281,35 @@ json::object Tools::execute(const json::object& args, std::shared_ptr<StopToken>
   if (in.job) return background_->start(inv);
   inv.stop = std::move(stop);
   apply_config(inv, config_, setup_.runtime);
+  // The run passes everything on (up to the spill's bound); the result keeps head and tail
+  // under the policy's cap, and the spill keeps the whole.
+  HeadTail kept(inv.policy.limits.max_output_bytes);
+  ProgressSink progressing(kept, progress);
+  std::string spill_id;
+  std::unique_ptr<OutputSink> spilling;
+  if (!spill_->dir().empty()) {
+    inv.policy.limits.max_output_bytes = kSpillMax;
+    inv.protected_paths.push_back(spill_->dir());
+    spilling = spill_->sink(progressing, spill_id);
+  }
+  RunOutcome out = run_invocation(*registry_, inv, spilling ? *spilling : progressing);
+  progressing.flush();
+  spilling.reset();
+  if (out.result.error && out.backend.empty()) {
+    if (!spill_id.empty()) spill_->drop(spill_id);
+    return refusal(*out.result.error);
+  }
   CollectSink collected;
-  ProgressSink sink(collected, progress);
-  RunOutcome out = run_invocation(*registry_, inv, sink);
-  sink.flush();
-  if (out.result.error && out.backend.empty()) return refusal(*out.result.error);
+  collected.out = kept.text(Stream::out);
+  collected.err = kept.text(Stream::err);
+  out.result.stdout_truncated = out.result.stdout_truncated || kept.truncated(Stream::out);
+  out.result.stderr_truncated = out.result.stderr_truncated || kept.truncated(Stream::err);
   json::object structured = run_json(out, collected);
+  bool spilled = !spill_id.empty() && (kept.truncated(Stream::out) || kept.truncated(Stream::err));
+  if (spilled)
+    structured["process_id"] = spill_id;
+  else if (!spill_id.empty())
+    spill_->drop(spill_id);
   std::string text = collected.out;
   if (!collected.err.empty())
     text += (text.empty() ? "" : "\n") + std::string("[stderr]\n") + collected.err;
@@ -277,6 +318,11 @@ json::object Tools::execute(const json::object& args, std::shared_ptr<StopToken>
            : out.result.signal  ? "killed by signal " + std::to_string(out.result.signal)
                                 : "exit code " + std::to_string(out.result.exit_code)) +
           "]";
+  if (spilled)
+    text +=
+        "\n[the output passed the cap: all of it is kept; read it with get_command_output, "
+        "process_id \"" +
+        spill_id + "\", since 0, then each next_offset]";
   auto r = text_result(text, out.result.error.has_value());
   r["structuredContent"] = std::move(structured);
   return r;

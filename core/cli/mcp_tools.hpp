@@ -18,6 +18,7 @@
 #include <string>
 
 #include "mcp_jobs.hpp"
+#include "mcp_spill.hpp"
 #include "runtime_options.hpp"
 
 namespace cordon::cli::mcp {
@@ -66,6 +67,7 @@ class Tools {
   std::unique_ptr<Registry> registry_;
   Policy policy_;  ///< for the file tools' caps and blocked paths
   std::unique_ptr<Background> background_;
+  std::unique_ptr<Spill> spill_;
 };
 
 /// A refusal as a tool result: isError, the code and message, and what a model should do.

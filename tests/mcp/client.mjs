@@ -65,6 +65,21 @@ r = await client.callTool({ name: "execute_command", arguments: {
 check(progress.length >= 2 && progress.map((p) => p.message).join("") === "tick1\ntick2\ntick3\n",
   `progress notifications carry the output as it comes (${progress.length} of them)`);
 
+r = await client.callTool({ name: "execute_command", arguments: {
+  argv: ["sh", "-c", "head -c 3000000 /dev/zero | tr '\\0' x; echo END"] } });
+const spill = r.structuredContent?.process_id;
+check(r.structuredContent?.stdout_truncated === true && r.structuredContent?.stdout.length < 1100000 &&
+  typeof spill === "string", `output over the cap is cut in the result and kept whole (${spill})`);
+let whole = "";
+for (let offset = 0, i = 0; i < 20; i++) {
+  const part = await client.callTool({ name: "get_command_output", arguments: { process_id: spill, since: offset } });
+  whole += part.structuredContent?.output ?? "";
+  offset = part.structuredContent?.next_offset ?? offset;
+  if (!part.structuredContent?.more) break;
+}
+check(whole.length === 3000004 && whole.endsWith("xEND\n") && !whole.includes("cordon:"),
+  `the whole output reads back with since (${whole.length} bytes)`);
+
 r = await client.callTool({ name: "execute_command", arguments: { command: "echo secret > out.txt" } });
 check(r.isError && text(r).includes("CRD4001") && text(r).includes("write_file"),
   "a redirection is refused with its code and a remedy");

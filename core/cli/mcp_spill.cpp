@@ -1,0 +1,149 @@
+// Spill files of the agent server.
+#include "mcp_spill.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cordon/request.hpp>
+
+#include <random>
+
+namespace cordon::cli::mcp {
+
+namespace json = boost::json;
+
+namespace {
+
+constexpr std::uint64_t kChunk = 1u << 20;
+
+class SpillSink final : public OutputSink {
+ public:
+  SpillSink(OwnedFd fd, OutputSink& inner) : fd_(std::move(fd)), inner_(inner) {}
+  void write(Stream stream, std::string_view chunk) override {
+    inner_.write(stream, chunk);
+    if (written_ >= kSpillMax) return;
+    std::string_view part = chunk.substr(0, kSpillMax - written_);
+    while (!part.empty()) {
+      ssize_t n = ::write(fd_.get(), part.data(), part.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return;
+      part.remove_prefix(static_cast<std::size_t>(n));
+      written_ += static_cast<std::uint64_t>(n);
+    }
+  }
+
+ private:
+  OwnedFd fd_;
+  OutputSink& inner_;
+  std::uint64_t written_ = 0;
+};
+
+// `data` cut back to a whole UTF-8 character when a chunk ended inside one.
+bool utf8_prefix(std::string& data) {
+  for (int cut = 0; cut <= 3 && data.size() >= static_cast<std::size_t>(cut); ++cut) {
+    if (is_utf8(std::string_view(data).substr(0, data.size() - cut))) {
+      data.resize(data.size() - cut);
+      return true;
+    }
+  }
+  return false;
+}
+
+bool plain_id(const std::string& id) {
+  return id.rfind("out-", 0) == 0 && id.size() > 4 &&
+         id.find_first_not_of("0123456789", 4) == std::string::npos;
+}
+
+}  // namespace
+
+void HeadTail::write(Stream stream, std::string_view chunk) {
+  Kept& k = stream == Stream::out ? out_ : err_;
+  k.total += chunk.size();
+  if (k.head.size() < half_) {
+    auto take = std::min<std::size_t>(chunk.size(), half_ - k.head.size());
+    k.head.append(chunk.substr(0, take));
+    chunk.remove_prefix(take);
+  }
+  k.tail.append(chunk);
+  if (k.tail.size() > 2 * half_) k.tail.erase(0, k.tail.size() - half_);
+}
+
+std::string HeadTail::text(Stream stream) const {
+  const Kept& k = of(stream);
+  if (!truncated(stream)) return k.head + k.tail;
+  std::string tail = k.tail.substr(k.tail.size() - std::min<std::size_t>(k.tail.size(), half_));
+  return k.head + "\n[cordon: " + std::to_string(k.total - k.head.size() - tail.size()) +
+         " bytes omitted; head and tail kept]\n" + tail;
+}
+
+bool HeadTail::truncated(Stream stream) const { return of(stream).total > 2 * half_; }
+
+Spill::Spill(const std::filesystem::path& state) {
+  if (state.empty()) return;
+  try {
+    std::random_device rd;
+    char name[48];
+    std::snprintf(name, sizeof name, "server-%d-%08x", static_cast<int>(::getpid()), rd());
+    dir_ = PrivateDir::create(state).subdir(name);
+  } catch (const Error&) {
+    dir_.reset();  // spilling off: results still carry head and tail
+  }
+}
+
+Spill::~Spill() {
+  if (!dir_) return;
+  try {
+    auto parent = PrivateDir::open(dir_->path().parent_path());
+    if (parent) parent->remove(dir_->path().filename().string());
+  } catch (const Error&) {
+  }
+}
+
+std::filesystem::path Spill::dir() const { return dir_ ? dir_->path() : std::filesystem::path(); }
+
+std::unique_ptr<OutputSink> Spill::sink(OutputSink& inner, std::string& id) {
+  if (!dir_) return nullptr;
+  std::lock_guard lock(mutex_);
+  id = "out-" + std::to_string(++next_);
+  return std::make_unique<SpillSink>(dir_->create_file(id, O_WRONLY), inner);
+}
+
+bool Spill::owns(const std::string& id) const {
+  return dir_ && plain_id(id) && dir_->open_file(id, O_RDONLY).get() >= 0;
+}
+
+boost::json::object Spill::read(const std::string& id, std::uint64_t since) {
+  OwnedFd fd = dir_ && plain_id(id) ? dir_->open_file(id, O_RDONLY) : OwnedFd();
+  if (fd.get() < 0)
+    throw Error(code::kNoSuchJob, "no output '" + id + "' is kept by this server",
+                "use the process_id a result named");
+  struct stat st {};
+  ::fstat(fd.get(), &st);
+  auto total = static_cast<std::uint64_t>(st.st_size);
+  if (since > total)
+    throw Error(code::kBadArgument,
+                "'since' is past the end of " + id + " (" + std::to_string(total) + " bytes)");
+  std::string data(static_cast<std::size_t>(std::min(kChunk, total - since)), '\0');
+  ssize_t n = ::pread(fd.get(), data.data(), data.size(), static_cast<off_t>(since));
+  data.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
+  json::object r{{"process_id", id},
+                 {"next_offset", since + data.size()},
+                 {"total_bytes", total},
+                 {"more", since + data.size() < total}};
+  std::string text = data;
+  if (!data.empty() && utf8_prefix(text) && !text.empty()) {
+    r["output"] = text;
+    r["next_offset"] = since + text.size();
+  } else if (!data.empty()) {
+    r["output_base64"] = encode_base64(data);
+  } else {
+    r["output"] = "";
+  }
+  return r;
+}
+
+void Spill::drop(const std::string& id) {
+  if (dir_ && plain_id(id)) dir_->remove(id);
+}
+
+}  // namespace cordon::cli::mcp

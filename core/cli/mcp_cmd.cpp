@@ -3,6 +3,8 @@
 // backends probed once, each tools/call a run (or a file operation) under that ceiling.
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <iostream>
@@ -27,6 +29,7 @@ struct McpArgs {
   std::optional<std::string> backend;
   std::optional<std::string> workspace;
   bool keep_jobs = false;
+  std::vector<std::string> approve;
   RuntimeOptions runtime;
 };
 
@@ -74,6 +77,23 @@ class Inbox {
     if (current_ && closed_) current_->request(StopToken::Level::kill);
   }
   void unbind() { bind(nullptr, nullptr); }
+
+  // Sends `request` (a request of the server's with id `id`) and waits for the client's answer:
+  // its result, or nullopt when none came in `limit` or stdin ended.
+  std::optional<json::object> ask(const json::value& id, const std::string& request,
+                                  std::chrono::seconds limit) {
+    std::unique_lock lock(mutex_);
+    awaited_ = json::serialize(id);
+    answered_.reset();
+    lock.unlock();
+    out_.line(request);
+    lock.lock();
+    ready_.wait_for(lock, limit, [this] { return answered_.has_value() || closed_; });
+    awaited_.clear();
+    auto got = std::move(answered_);
+    answered_.reset();
+    return got;
+  }
   // True when the client cancelled the call in progress: it gets no answer.
   bool cancelled() {
     std::lock_guard lock(mutex_);
@@ -97,6 +117,14 @@ class Inbox {
       return;
     }
     std::lock_guard lock(mutex_);
+    if (m->kind == Message::Kind::response) {
+      if (json::serialize(m->id) == awaited_) {
+        answered_ = std::move(m->params);
+        awaited_.clear();
+        ready_.notify_all();
+      }
+      return;  // a response to nothing of ours is dropped
+    }
     queue_.push_back(std::move(*m));
     ready_.notify_all();
   }
@@ -141,6 +169,8 @@ class Inbox {
   std::string current_id_;
   std::shared_ptr<StopToken> current_;
   bool cancelled_ = false;
+  std::string awaited_;                   // the id of the server's request awaiting an answer
+  std::optional<json::object> answered_;  // its result
   std::thread reader_;
 };
 
@@ -157,8 +187,39 @@ json::object initialize_result(const json::object& params) {
 }
 
 // One request; its answer (nullopt: none, the client cancelled it).
-std::optional<std::string> answer(const Message& m, Tools& tools, Inbox& inbox, Out& out) {
-  if (m.method == "initialize") return result_line(m.id, initialize_result(m.params));
+// What the client said of itself in initialize.
+struct Client {
+  bool elicitation = false;
+  int asked = 0;
+};
+
+// Asks the client through elicitation/create; fails closed (false) on anything but "accept".
+Ask asker(Client& client, Inbox& inbox) {
+  if (!client.elicitation) return {};
+  return [&client, &inbox](const std::string& message) -> std::optional<bool> {
+    json::value id(json::string("cordon-approval-" + std::to_string(++client.asked)));
+    json::object schema{{"type", "object"},
+                        {"properties", json::object{{"approve", json::object{
+                                                                    {"type", "boolean"},
+                                                                    {"title", "Approve"},
+                                                                }}}}};
+    auto got = inbox.ask(
+        id,
+        request_line(id, "elicitation/create", {{"message", message}, {"requestedSchema", schema}}),
+        std::chrono::seconds(300));
+    if (!got) return false;
+    const auto* action = got->if_contains("action");
+    return action && action->is_string() && action->as_string() == "accept";
+  };
+}
+
+std::optional<std::string> answer(const Message& m, Tools& tools, Inbox& inbox, Out& out,
+                                  Client& client) {
+  if (m.method == "initialize") {
+    if (const auto* caps = m.params.if_contains("capabilities"); caps && caps->is_object())
+      client.elicitation = caps->as_object().contains("elicitation");
+    return result_line(m.id, initialize_result(m.params));
+  }
   if (m.method == "ping") return result_line(m.id, json::object{});
   if (m.method == "tools/list") return result_line(m.id, json::object{{"tools", tools.list()}});
   if (m.method != "tools/call")
@@ -179,8 +240,9 @@ std::optional<std::string> answer(const Message& m, Tools& tools, Inbox& inbox, 
       };
   std::optional<std::string> reply;
   try {
-    json::object result = tools.call(std::string(name->as_string()),
-                                     args ? args->as_object() : json::object{}, stop, progress);
+    json::object result =
+        tools.call(std::string(name->as_string()), args ? args->as_object() : json::object{}, stop,
+                   progress, asker(client, inbox));
     reply = result_line(m.id, result);
   } catch (const InvalidParams& e) {
     reply = error_line(m.id, kInvalidParams, e.what());
@@ -196,15 +258,21 @@ std::optional<std::string> answer(const Message& m, Tools& tools, Inbox& inbox, 
 }  // namespace
 
 int mcp_main(const McpArgs& a) {
-  ServerSetup setup{a.policy, a.backend, workspace_of(a.workspace), a.runtime};
+  for (const auto& c : a.approve)
+    if (std::find(std::begin(kApprovalClasses), std::end(kApprovalClasses), c) ==
+        std::end(kApprovalClasses))
+      throw Error(code::kBadArgument, "--approve: unknown class '" + c + "'",
+                  "the classes: shell-unsafe, network, background, write, all");
+  ServerSetup setup{a.policy, a.backend, workspace_of(a.workspace), a.runtime, a.approve};
   Tools tools(std::move(setup));
   Out out;
+  Client client;
   static Inbox* const inbox = new Inbox(out);  // its reader may outlive this function
   while (auto m = inbox->next()) {
     if (m->kind == Message::Kind::invalid) {
       out.line(error_line(m->id, kInvalidRequest, m->problem));
     } else if (m->kind == Message::Kind::request) {
-      if (auto reply = answer(*m, tools, *inbox, out)) out.line(*reply);
+      if (auto reply = answer(*m, tools, *inbox, out, client)) out.line(*reply);
     }  // notifications and responses to nothing of ours: nothing to say
   }
   tools.shutdown(a.keep_jobs);
@@ -225,6 +293,11 @@ void register_mcp(CLI::App& app) {
       ->required();
   mcp->add_option("--backend", args->backend, "the backend every call uses (default: dispatch)");
   mcp->add_option("--workspace", args->workspace, "the workspace (default: current directory)");
+  mcp->add_option("--approve", args->approve,
+                  "classes of calls the client must approve first, through MCP elicitation "
+                  "(refused when it cannot be asked): shell-unsafe, network, background, write, "
+                  "all")
+      ->delimiter(',');
   mcp->add_flag("--keep-jobs", args->keep_jobs,
                 "leave background commands running when the client goes away");
   add_runtime_options(mcp, args->runtime);

@@ -7,6 +7,8 @@
 #include <cordon/runner.hpp>
 #include <cordon/workspace.hpp>
 
+#include <algorithm>
+
 #include "run_input.hpp"
 #include "run_output.hpp"
 
@@ -65,6 +67,7 @@ std::string remedy(const std::string& code, const std::string& message) {
     return "ask for less: a timeout no longer than the policy's, a path inside the workspace";
   if (code == "CRD4004" || code == "CRD4008")
     return "use a relative path inside the workspace that the policy does not block";
+  if (code == "CRD4010") return "the operator's approval rule refused this call: do not retry it";
   if (code.rfind("CRD1", 0) == 0)
     return "the sandbox cannot enforce what this needs here: ask the operator, do not retry";
   return "read the message, change the call, and try again";
@@ -222,9 +225,12 @@ json::array Tools::list() const {
 }
 
 json::object Tools::call(const std::string& name, const json::object& args,
-                         std::shared_ptr<StopToken> stop, const Progress& progress) {
+                         std::shared_ptr<StopToken> stop, const Progress& progress,
+                         const Ask& ask) {
   try {
-    if (name == "execute_command") return execute(args, std::move(stop), progress);
+    if (name == "execute_command") return execute(args, std::move(stop), progress, ask);
+    if (name == "write_file")
+      approved({"write"}, "write the file " + string_arg(args, "path", true), ask);
     if (name == "read_file" || name == "write_file" || name == "list_files")
       return files(name, args);
     if (name == "get_command_output") {
@@ -253,8 +259,31 @@ json::object Tools::call(const std::string& name, const json::object& args,
   throw InvalidParams("no tool named '" + name + "'");
 }
 
+void Tools::approved(const std::vector<std::string>& classes, const std::string& what,
+                     const Ask& ask) const {
+  std::string needs;
+  for (const auto& c : classes)
+    for (const auto& wanted : setup_.approve)
+      if (wanted == c || wanted == "all") needs = c;
+  if (needs.empty() &&
+      std::find(setup_.approve.begin(), setup_.approve.end(), "all") != setup_.approve.end())
+    needs = "all";
+  if (needs.empty()) return;
+  std::optional<bool> answer =
+      ask ? ask("cordon asks your approval (" + needs + "): " + what) : std::nullopt;
+  if (!answer)
+    throw Error(code::kNotApproved,
+                "the operator requires approval for " + needs +
+                    " calls, and this client cannot "
+                    "be asked (it declared no elicitation capability)",
+                "do not retry: this call is refused here");
+  if (!*answer)
+    throw Error(code::kNotApproved, "the user declined to approve this call (" + needs + ")",
+                "do not retry the same call");
+}
+
 json::object Tools::execute(const json::object& args, std::shared_ptr<StopToken> stop,
-                            const Progress& progress) {
+                            const Progress& progress, const Ask& ask) {
   json::object request{
       {"policy", setup_.policy},
       {"workspace", directory_of(setup_.workspace, string_arg(args, "cwd", false))}};
@@ -278,6 +307,13 @@ json::object Tools::execute(const json::object& args, std::shared_ptr<StopToken>
   in.request_text = json::serialize(request);
   in.job = background && background->as_bool();
   Invocation inv = build_invocation(in);
+  std::vector<std::string> classes;
+  if (inv.shell_unsafe) classes.push_back("shell-unsafe");
+  if (inv.policy.network.allow) classes.push_back("network");
+  if (in.job) classes.push_back("background");
+  std::string shown;
+  for (const auto& a : inv.argv) shown += (shown.empty() ? "" : " ") + a;
+  approved(classes, "run `" + shown + "`", ask);
   if (in.job) return background_->start(inv);
   inv.stop = std::move(stop);
   apply_config(inv, config_, setup_.runtime);

@@ -16,6 +16,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "mcp_jobs.hpp"
 #include "mcp_spill.hpp"
@@ -29,7 +31,19 @@ struct ServerSetup {
   std::optional<std::string> backend;  ///< the backend every call uses, or dispatch's choice
   std::filesystem::path workspace;     ///< canonical
   RuntimeOptions runtime;
+  /// The classes of calls the client must approve first (--approve): "shell-unsafe" (a command
+  /// the policy runs under /bin/sh), "network" (the policy allows the network), "background",
+  /// "write" (write_file), "all".
+  std::vector<std::string> approve;
 };
+
+/// The approval classes --approve takes.
+inline constexpr std::string_view kApprovalClasses[] = {"shell-unsafe", "network", "background",
+                                                        "write", "all"};
+
+/// Asks the client to approve `message` (MCP elicitation): true accepted, false declined (or
+/// no answer), nullopt when the client cannot be asked at all.
+using Ask = std::function<std::optional<bool>(const std::string& message)>;
 
 /// Sends a progress notification carrying output of the command in progress (the request's
 /// progressToken is bound in); empty when the client asked for none.
@@ -52,14 +66,19 @@ class Tools {
   /// tools/call: the CallToolResult of tool `name`. `stop` stops a command (cancellation).
   /// Throws InvalidParams for an unknown tool or arguments of the wrong shape.
   boost::json::object call(const std::string& name, const boost::json::object& args,
-                           std::shared_ptr<StopToken> stop, const Progress& progress = {});
+                           std::shared_ptr<StopToken> stop, const Progress& progress = {},
+                           const Ask& ask = {});
 
   /// The client went away: background commands are stopped unless `keep`.
   void shutdown(bool keep);
 
  private:
   boost::json::object execute(const boost::json::object& args, std::shared_ptr<StopToken> stop,
-                              const Progress& progress);
+                              const Progress& progress, const Ask& ask);
+  /// Throws Error CRD4010 unless the call needs no approval of the classes `classes`, or the
+  /// client gave it.
+  void approved(const std::vector<std::string>& classes, const std::string& what,
+                const Ask& ask) const;
   boost::json::object files(const std::string& name, const boost::json::object& args);
 
   ServerSetup setup_;

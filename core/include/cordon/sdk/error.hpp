@@ -88,6 +88,8 @@ inline constexpr const char* kBadRequest = "CRD4006";
 inline constexpr const char* kBadArgument = "CRD4007";  ///< bad CLI argument (duration, workspace)
 inline constexpr const char* kBlockedPath = "CRD4008";  ///< a file API path the policy blocks
 inline constexpr const char* kWorkspaceIo = "CRD4009";  ///< a file API operation failed
+inline constexpr const char* kNotApproved =
+    "CRD4010";  ///< an approval the operator requires was declined, or could not be asked
 // CRD5xxx execution
 inline constexpr const char* kTimeout = "CRD5001";
 inline constexpr const char* kOutputTruncated = "CRD5002";

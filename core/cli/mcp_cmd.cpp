@@ -4,12 +4,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <iostream>
 #include <map>
 #include <mutex>
+#include <semaphore>
 #include <thread>
 
 #include "mcp_rpc.hpp"
@@ -23,6 +25,9 @@ namespace {
 namespace json = boost::json;
 
 }  // namespace
+
+// Calls that run side by side.
+constexpr std::ptrdiff_t kParallel = 8;
 
 struct McpArgs {
   std::string policy;
@@ -68,36 +73,35 @@ class Inbox {
     return m;
   }
 
-  // The call in progress: its id and stop token (none between calls).
+  // A call in progress: its id and stop token.
   void bind(const json::value& id, std::shared_ptr<StopToken> stop) {
     std::lock_guard lock(mutex_);
-    current_id_ = json::serialize(id);
-    current_ = std::move(stop);
-    cancelled_ = false;
-    if (current_ && closed_) current_->request(StopToken::Level::kill);
+    if (closed_) stop->request(StopToken::Level::kill);
+    calls_[json::serialize(id)] = {std::move(stop), false};
   }
-  void unbind() { bind(nullptr, nullptr); }
+  // The call is over; true when the client cancelled it (it then gets no answer).
+  bool unbind(const json::value& id) {
+    std::lock_guard lock(mutex_);
+    auto it = calls_.find(json::serialize(id));
+    bool cancelled = it != calls_.end() && it->second.cancelled;
+    if (it != calls_.end()) calls_.erase(it);
+    return cancelled;
+  }
 
   // Sends `request` (a request of the server's with id `id`) and waits for the client's answer:
   // its result, or nullopt when none came in `limit` or stdin ended.
   std::optional<json::object> ask(const json::value& id, const std::string& request,
                                   std::chrono::seconds limit) {
+    std::string key = json::serialize(id);
     std::unique_lock lock(mutex_);
-    awaited_ = json::serialize(id);
-    answered_.reset();
+    answers_[key].reset();
     lock.unlock();
     out_.line(request);
     lock.lock();
-    ready_.wait_for(lock, limit, [this] { return answered_.has_value() || closed_; });
-    awaited_.clear();
-    auto got = std::move(answered_);
-    answered_.reset();
+    ready_.wait_for(lock, limit, [&] { return answers_[key].has_value() || closed_; });
+    auto got = std::move(answers_[key]);
+    answers_.erase(key);
     return got;
-  }
-  // True when the client cancelled the call in progress: it gets no answer.
-  bool cancelled() {
-    std::lock_guard lock(mutex_);
-    return cancelled_;
   }
 
  private:
@@ -110,17 +114,16 @@ class Inbox {
     if (m->kind == Message::Kind::notification && m->method == "notifications/cancelled") {
       const auto* id = m->params.if_contains("requestId");
       std::lock_guard lock(mutex_);
-      if (id && current_ && json::serialize(*id) == current_id_) {
-        cancelled_ = true;
-        current_->request(StopToken::Level::kill);
+      if (auto it = id ? calls_.find(json::serialize(*id)) : calls_.end(); it != calls_.end()) {
+        it->second.cancelled = true;
+        it->second.stop->request(StopToken::Level::kill);
       }
       return;
     }
     std::lock_guard lock(mutex_);
     if (m->kind == Message::Kind::response) {
-      if (json::serialize(m->id) == awaited_) {
-        answered_ = std::move(m->params);
-        awaited_.clear();
+      if (auto it = answers_.find(json::serialize(m->id)); it != answers_.end()) {
+        it->second = std::move(m->params);
         ready_.notify_all();
       }
       return;  // a response to nothing of ours is dropped
@@ -157,7 +160,7 @@ class Inbox {
     }
     std::lock_guard lock(mutex_);
     closed_ = true;
-    if (current_) current_->request(StopToken::Level::kill);
+    for (auto& [id, call] : calls_) call.stop->request(StopToken::Level::kill);
     ready_.notify_all();
   }
 
@@ -166,11 +169,12 @@ class Inbox {
   std::condition_variable ready_;
   std::deque<Message> queue_;
   bool closed_ = false;
-  std::string current_id_;
-  std::shared_ptr<StopToken> current_;
-  bool cancelled_ = false;
-  std::string awaited_;                   // the id of the server's request awaiting an answer
-  std::optional<json::object> answered_;  // its result
+  struct Call {
+    std::shared_ptr<StopToken> stop;
+    bool cancelled = false;
+  };
+  std::map<std::string, Call> calls_;                           // by the request's id
+  std::map<std::string, std::optional<json::object>> answers_;  // the server's own requests
   std::thread reader_;
 };
 
@@ -190,7 +194,7 @@ json::object initialize_result(const json::object& params) {
 // What the client said of itself in initialize.
 struct Client {
   bool elicitation = false;
-  int asked = 0;
+  std::atomic<int> asked{0};
 };
 
 // Asks the client through elicitation/create; fails closed (false) on anything but "accept".
@@ -249,9 +253,7 @@ std::optional<std::string> answer(const Message& m, Tools& tools, Inbox& inbox, 
   } catch (const std::exception& e) {
     reply = error_line(m.id, kInternalError, e.what());
   }
-  bool cancelled = inbox.cancelled();
-  inbox.unbind();
-  if (cancelled) return std::nullopt;
+  if (inbox.unbind(m.id)) return std::nullopt;
   return reply;
 }
 
@@ -268,13 +270,24 @@ int mcp_main(const McpArgs& a) {
   Out out;
   Client client;
   static Inbox* const inbox = new Inbox(out);  // its reader may outlive this function
+  // Each tools/call on a thread of its own, at most kParallel at once: a long command does not
+  // hold up a poll of a background one. Everything else is answered here, in order.
+  std::counting_semaphore<kParallel> slots(kParallel);
   while (auto m = inbox->next()) {
     if (m->kind == Message::Kind::invalid) {
       out.line(error_line(m->id, kInvalidRequest, m->problem));
+    } else if (m->kind == Message::Kind::request && m->method == "tools/call") {
+      slots.acquire();
+      std::thread([&, m = std::move(*m)] {
+        if (auto reply = answer(m, tools, *inbox, out, client)) out.line(*reply);
+        slots.release();  // the last use of this function's objects
+      }).detach();
     } else if (m->kind == Message::Kind::request) {
       if (auto reply = answer(*m, tools, *inbox, out, client)) out.line(*reply);
     }  // notifications and responses to nothing of ours: nothing to say
   }
+  // stdin has ended and every call in progress was killed: wait for them all to answer.
+  for (std::ptrdiff_t i = 0; i < kParallel; ++i) slots.acquire();
   tools.shutdown(a.keep_jobs);
   return 0;
 }

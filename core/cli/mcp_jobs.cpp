@@ -59,7 +59,7 @@ json::object Background::start(const Invocation& inv) {
   spec.stdin_data = inv.stdin_data;
   spec.shell_unsafe = inv.shell_unsafe;
   spec.timeout = inv.timeout;
-  JobInfo info = jobs_.start(spec);
+  JobInfo info = jobs().start(spec);
   {
     std::lock_guard lock(mutex_);
     started_.insert(info.id);
@@ -74,12 +74,13 @@ json::object Background::start(const Invocation& inv) {
 
 json::object Background::output(const json::object& args) {
   std::string id = own_id(args);
+  JobManager jobs = this->jobs();
   JobOutput out;
   if (args.contains("since"))
-    out = jobs_.output_since(id, number_of(args, "since", 0), kMaxChunk);
+    out = jobs.output_since(id, number_of(args, "since", 0), kMaxChunk);
   else
-    out = jobs_.output_tail(id, static_cast<std::size_t>(number_of(args, "tail", 200)));
-  JobInfo info = jobs_.status(id);
+    out = jobs.output_tail(id, static_cast<std::size_t>(number_of(args, "tail", 200)));
+  JobInfo info = jobs.status(id);
   json::object s = output_json(info, out);
   s["process_id"] = id;
   std::string text = out.text + (out.text.empty() || out.text.back() == '\n' ? "" : "\n") +
@@ -91,7 +92,7 @@ json::object Background::stop(const json::object& args) {
   std::string id = own_id(args);
   auto grace = std::chrono::milliseconds(static_cast<long long>(
       std::llround(1000.0 * static_cast<double>(number_of(args, "grace", 5)))));
-  JobInfo info = jobs_.stop(id, grace);
+  JobInfo info = jobs().stop(id, grace);
   json::object s = job_json(info);
   s["process_id"] = id;
   return result(status_line(info), std::move(s));
@@ -105,7 +106,7 @@ json::object Background::list() {
   }
   json::array items;
   std::string text;
-  for (const auto& info : jobs_.list(true)) {
+  for (const auto& info : jobs().list(true)) {
     if (!mine.count(info.id)) continue;
     json::object j = job_json(info);
     j["process_id"] = info.id;
@@ -118,6 +119,18 @@ json::object Background::list() {
   return result(text, json::object{{"commands", std::move(items)}});
 }
 
-void Background::stop_all() { jobs_.stop_all(std::chrono::seconds(2)); }
+void Background::stop_all() {
+  std::set<std::string> mine;
+  {
+    std::lock_guard lock(mutex_);
+    mine = started_;
+  }
+  JobManager jobs = this->jobs();
+  for (const auto& id : mine) try {
+      if (jobs.status(id).status == JobStatus::running) jobs.stop(id, std::chrono::seconds(2));
+    } catch (const Error&) {
+      // gone already
+    }
+}
 
 }  // namespace cordon::cli::mcp

@@ -17,7 +17,7 @@ namespace cordon::cli::mcp {
 
 class Background {
  public:
-  explicit Background(JobManagerOptions options) : jobs_(std::move(options)) {}
+  explicit Background(JobManagerOptions options) : options_(std::move(options)) {}
 
   /// Starts `inv` as a job; the tool result names its process_id.
   boost::json::object start(const Invocation& inv);
@@ -34,7 +34,11 @@ class Background {
   /// The id named by `args`, when this server started it; throws Error CRD6001 otherwise.
   std::string own_id(const boost::json::object& args);
 
-  JobManager jobs_;
+  /// A manager for one operation: managers of one state directory may work side by side (the
+  /// jobs' state is on disk), so concurrent calls share nothing in memory.
+  JobManager jobs() const { return JobManager(options_); }
+
+  JobManagerOptions options_;
   std::mutex mutex_;
   std::set<std::string> started_;
 };

@@ -152,7 +152,7 @@ json::object refusal(const Error& error) {
 }
 
 Tools::Tools(ServerSetup setup) : setup_(std::move(setup)) {
-  registry_ = make_registry(setup_.runtime, config_);
+  idle_registries_.push_back(make_registry(setup_.runtime, config_));
   policy_ = policy_of(setup_.policy, setup_.workspace);
   JobManagerOptions jobs;
   for (const auto& d : setup_.runtime.plugin_dirs) jobs.plugin_dirs.emplace_back(d);
@@ -160,6 +160,24 @@ Tools::Tools(ServerSetup setup) : setup_(std::move(setup)) {
   background_ = std::make_unique<Background>(std::move(jobs));
   auto jobs_dir = default_job_state_dir();
   spill_ = std::make_unique<Spill>(jobs_dir.empty() ? jobs_dir : jobs_dir.parent_path() / "mcp");
+}
+
+std::unique_ptr<Registry> Tools::take_registry() {
+  {
+    std::lock_guard lock(registries_mutex_);
+    if (!idle_registries_.empty()) {
+      auto r = std::move(idle_registries_.back());
+      idle_registries_.pop_back();
+      return r;
+    }
+  }
+  Config config;  // the same file, read again: the first registry's is config_
+  return make_registry(setup_.runtime, config);
+}
+
+void Tools::give_registry(std::unique_ptr<Registry> registry) {
+  std::lock_guard lock(registries_mutex_);
+  idle_registries_.push_back(std::move(registry));
 }
 
 void Tools::shutdown(bool keep) {
@@ -328,7 +346,9 @@ json::object Tools::execute(const json::object& args, std::shared_ptr<StopToken>
     inv.protected_paths.push_back(spill_->dir());
     spilling = spill_->sink(progressing, spill_id);
   }
-  RunOutcome out = run_invocation(*registry_, inv, spilling ? *spilling : progressing);
+  auto registry = take_registry();
+  RunOutcome out = run_invocation(*registry, inv, spilling ? *spilling : progressing);
+  give_registry(std::move(registry));
   progressing.flush();
   spilling.reset();
   if (out.result.error && out.backend.empty()) {

@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -54,6 +55,7 @@ struct InvalidParams : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// Every member may be called from any thread: calls run side by side.
 class Tools {
  public:
   /// Loads the configuration and the registry once (each backend is probed once, on first
@@ -81,9 +83,15 @@ class Tools {
                 const Ask& ask) const;
   boost::json::object files(const std::string& name, const boost::json::object& args);
 
+  /// A registry for one call: an idle one (its backends loaded and probed by an earlier call),
+  /// or a new one. A registry serves one call at a time; calls side by side get one each.
+  std::unique_ptr<Registry> take_registry();
+  void give_registry(std::unique_ptr<Registry> registry);
+
   ServerSetup setup_;
   Config config_;
-  std::unique_ptr<Registry> registry_;
+  std::mutex registries_mutex_;
+  std::vector<std::unique_ptr<Registry>> idle_registries_;
   Policy policy_;  ///< for the file tools' caps and blocked paths
   std::unique_ptr<Background> background_;
   std::unique_ptr<Spill> spill_;

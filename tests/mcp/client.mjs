@@ -80,6 +80,14 @@ for (let offset = 0, i = 0; i < 20; i++) {
 check(whole.length === 3000004 && whole.endsWith("xEND\n") && !whole.includes("cordon:"),
   `the whole output reads back with since (${whole.length} bytes)`);
 
+const slow = client.callTool({ name: "execute_command", arguments: { argv: ["sleep", "2.5"] } });
+const t0 = Date.now();
+r = await client.callTool({ name: "execute_command", arguments: { argv: ["echo", "meanwhile"] } });
+check(r.structuredContent?.stdout === "meanwhile\n" && Date.now() - t0 < 2000,
+  `a call runs while another is in progress (${Date.now() - t0} ms)`);
+r = await slow;
+check(r.structuredContent?.exit_code === 0, "and the slow one ends well");
+
 r = await client.callTool({ name: "execute_command", arguments: { command: "echo secret > out.txt" } });
 check(r.isError && text(r).includes("CRD4001") && text(r).includes("write_file"),
   "a redirection is refused with its code and a remedy");

@@ -374,6 +374,11 @@ json::object Tools::execute(const json::object& args, std::shared_ptr<StopToken>
            : out.result.signal  ? "killed by signal " + std::to_string(out.result.signal)
                                 : "exit code " + std::to_string(out.result.exit_code)) +
           "]";
+  if (out.result.error) {
+    const Error& e = *out.result.error;
+    text = e.code() + std::string(": ") + e.message() +
+           (e.hint().empty() ? "" : "\nhint: " + e.hint()) + "\n" + text;
+  }
   if (spilled)
     text +=
         "\n[the output passed the cap: all of it is kept; read it with get_command_output, "

@@ -134,6 +134,24 @@ class ProgressSink final : public OutputSink {
   std::chrono::steady_clock::time_point last_{};
 };
 
+// `network`: false narrows the operator's network clause to none for this call; true only
+// restates what the policy allows, and asking for more than it allows is refused.
+void narrow_network(const json::object& args, Policy& policy) {
+  const auto* v = args.if_contains("network");
+  if (!v) return;
+  if (!v->is_bool()) throw InvalidParams("'network' must be true or false");
+  if (!v->as_bool()) {
+    policy.network.allow = false;
+    policy.network.connect_ports.clear();
+    policy.network.bind_ports.clear();
+  } else if (!policy.network.allow) {
+    throw Error(code::kBadRequest,
+                "this call asks for the network, and the operator's policy '" + policy.name +
+                    "' denies it (network.allow = false)",
+                "a call may only narrow the policy: run it without network");
+  }
+}
+
 json::object text_result(const std::string& text, bool error) {
   return {{"content", json::array{json::object{{"type", "text"}, {"text", text}}}},
           {"isError", error}};
@@ -189,21 +207,30 @@ json::array Tools::list() const {
       {"anyOf",
        json::array{json::object{{"type", "string"}},
                    schema({{"untrusted", json::object{{"type", "string"}}}}, {"untrusted"})}}};
-  json::object exec_in =
-      schema({{"command", json::object{{"type", "string"},
-                                       {"description",
-                                        "a command line, split into words without a "
-                                        "shell (operators such as | > && are refused)"}}},
-              {"argv", json::object{{"type", "array"},
-                                    {"items", argv_item},
-                                    {"description",
-                                     "the program and its arguments; an argument given "
-                                     "as {\"untrusted\": value} may not pose as an option"}}},
-              {"timeout", json::object{{"type", "number"},
-                                       {"description", "seconds; at most the policy's timeout"}}},
-              {"stdin", json::object{{"type", "string"}}},
-              {"cwd", json::object{{"type", "string"},
-                                   {"description", "a directory relative to the workspace"}}}});
+  json::object exec_in = schema(
+      {{"command", json::object{{"type", "string"},
+                                {"description",
+                                 "a command line, split into words without a "
+                                 "shell (operators such as | > && are refused)"}}},
+       {"argv", json::object{{"type", "array"},
+                             {"items", argv_item},
+                             {"description",
+                              "the program and its arguments; an argument given "
+                              "as {\"untrusted\": value} may not pose as an option"}}},
+       {"timeout",
+        json::object{{"type", "number"}, {"description", "seconds; at most the policy's timeout"}}},
+       {"stdin", json::object{{"type", "string"}}},
+       {"cwd",
+        json::object{{"type", "string"}, {"description", "a directory relative to the workspace"}}},
+       {"network", json::object{{"type", "boolean"},
+                                {"description",
+                                 "false: no network for this command, "
+                                 "whatever the policy allows; true is "
+                                 "refused when the policy denies it"}}},
+       {"run_in_background", json::object{{"type", "boolean"},
+                                          {"description",
+                                           "start it and return at once with a process_id; "
+                                           "then get_command_output, stop_command"}}}});
   auto exec = tool("execute_command", "Run a command in the sandbox",
                    "Runs one command in cordon's sandbox under the operator's policy, in the "
                    "workspace, and returns its exit code and output.",
@@ -325,6 +352,7 @@ json::object Tools::execute(const json::object& args, std::shared_ptr<StopToken>
   in.request_text = json::serialize(request);
   in.job = background && background->as_bool();
   Invocation inv = build_invocation(in);
+  narrow_network(args, inv.policy);
   std::vector<std::string> classes;
   if (inv.shell_unsafe) classes.push_back("shell-unsafe");
   if (inv.policy.network.allow) classes.push_back("network");

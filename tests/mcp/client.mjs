@@ -4,6 +4,7 @@
 // long call cancelled (its process gone). Exits non-zero on the first failed check.
 //   node client.mjs CORDON SDK_DIR WORKSPACE
 import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 
@@ -50,7 +51,9 @@ check(JSON.stringify(names) === JSON.stringify(["execute_command", "get_command_
   "list_files", "read_file", "stop_command", "write_file"]),
   `tools/list: ${names.join(", ")}`);
 const exec = tools.find((t) => t.name === "execute_command");
-check(exec?.inputSchema?.properties?.argv && exec?.inputSchema?.properties?.command, "execute_command takes argv or command");
+check(exec?.inputSchema?.properties?.argv && exec?.inputSchema?.properties?.command &&
+  exec?.inputSchema?.properties?.run_in_background && exec?.inputSchema?.properties?.network,
+  "execute_command takes argv or command, run_in_background, network");
 check(exec?.outputSchema?.properties?.exit_code !== undefined, "execute_command has an output schema");
 
 let r = await client.callTool({ name: "execute_command", arguments: { argv: ["sh", "-c", "echo hello; exit 3"] } });
@@ -94,6 +97,9 @@ check(r.isError && text(r).includes("CRD4001") && text(r).includes("write_file")
 
 r = await client.callTool({ name: "execute_command", arguments: { command: "true", timeout: 99999 } });
 check(r.isError && text(r).includes("CRD4006"), "a timeout above the policy's is refused (the ceiling)");
+
+r = await client.callTool({ name: "execute_command", arguments: { command: "true", network: true } });
+check(r.isError && text(r).includes("network.allow = false"), "asking for the network the policy denies is refused");
 
 r = await client.callTool({ name: "execute_command", arguments: { command: "true", timeout: 5 } });
 check(!r.isError && r.structuredContent?.exit_code === 0, "a shorter timeout is allowed");
@@ -174,4 +180,20 @@ for (let i = 0; i < 100 && !up; i++) {
 check(up, "it runs");
 await client.close();
 check(await gone("sleep 28.71"), "the client went away: the server stopped its background command");
+{
+  // Under a policy that allows the network, a call may still ask for none.
+  const open = new Client({ name: "cordon-test-network", version: "1.0.0" });
+  await open.connect(new StdioClientTransport({
+    command: cordon, args: ["mcp", "--policy", "generous", "--workspace", workspace], stderr: "inherit" }));
+  const count = ["sh", "-c", "grep -c : /proc/net/dev"];
+  const wide = await open.callTool({ name: "execute_command", arguments: { argv: count } });
+  const narrow = await open.callTool({ name: "execute_command", arguments: { argv: count, network: false } });
+  const here = readFileSync("/proc/net/dev", "utf8").split("\n").filter((l) => l.includes(":")).length;
+  if (here > 1)
+    check(Number(wide.structuredContent?.stdout) === here && narrow.structuredContent?.stdout === "1\n",
+      `network: false narrows the policy's network to loopback (${wide.structuredContent?.stdout?.trim()} -> ${narrow.structuredContent?.stdout?.trim()})`);
+  else
+    console.log("skip network: false: this machine has no interface but loopback to narrow from");
+  await open.close();
+}
 process.exit(failed ? 1 : 0);

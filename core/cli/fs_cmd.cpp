@@ -28,16 +28,6 @@ struct FsOptions {
 // Exit status of a refused or failed file operation.
 constexpr int kFsFailed = 2;
 
-WorkspaceRules rules_of(const Policy& p) {
-  WorkspaceRules r;
-  if (p.limits.max_file_size_mb) {
-    r.max_write_bytes = *p.limits.max_file_size_mb * 1024 * 1024;
-    r.max_read_bytes = r.max_write_bytes;
-  }
-  for (const auto& b : p.filesystem.blocked) r.blocked.emplace_back(b);
-  return r;
-}
-
 const char* kind_name(WorkspaceEntry::Kind k) {
   switch (k) {
     case WorkspaceEntry::Kind::file:
@@ -83,7 +73,7 @@ std::unique_ptr<WorkspaceFiles> backend_workspace(const FsOptions& o, const std:
   std::filesystem::path root(*o.workspace);
   Policy policy = policy_of(o.policy, root);
   return backend->open_workspace(backend_settings(policy, config.backends, name), root,
-                                 rules_of(policy));
+                                 workspace_rules(policy));
 }
 
 // Runs one file operation on the workspace the options name.
@@ -96,7 +86,7 @@ void with_workspace(const FsOptions& o, F&& op) {
         return 0;
       }
     auto root = workspace_of(o.workspace);
-    Workspace ws(root, rules_of(policy_of(o.policy, root)));
+    Workspace ws(root, workspace_rules(policy_of(o.policy, root)));
     op(ws);
     return 0;
   });

@@ -70,16 +70,7 @@ JobSpec spec_of(const JobArgs& a) {
   in.timeout = a.timeout;
   in.argv = a.argv;
   in.job = true;
-  Invocation inv = build_invocation(in);
-  JobSpec spec;
-  spec.policy = std::move(inv.policy);
-  spec.argv = std::move(inv.argv);
-  spec.workspace = std::move(inv.workspace);
-  spec.backend = std::move(inv.backend);
-  spec.stdin_data = std::move(inv.stdin_data);
-  spec.shell_unsafe = inv.shell_unsafe;
-  spec.timeout = inv.timeout;
-  return spec;
+  return job_spec(build_invocation(in));
 }
 
 void add_common(CLI::App* v, JobArgs& a) {

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "job_view.hpp"
+#include "run_input.hpp"
 
 namespace cordon::cli::mcp {
 
@@ -51,15 +52,7 @@ std::string Background::own_id(const json::object& args) {
 }
 
 json::object Background::start(const Invocation& inv) {
-  JobSpec spec;
-  spec.policy = inv.policy;
-  spec.argv = inv.argv;
-  spec.workspace = inv.workspace;
-  spec.backend = inv.backend;
-  spec.stdin_data = inv.stdin_data;
-  spec.shell_unsafe = inv.shell_unsafe;
-  spec.timeout = inv.timeout;
-  JobInfo info = jobs().start(spec);
+  JobInfo info = jobs().start(job_spec(inv));
   {
     std::lock_guard lock(mutex_);
     started_.insert(info.id);

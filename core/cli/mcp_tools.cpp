@@ -83,16 +83,6 @@ std::string string_arg(const json::object& args, const char* key, bool required)
   return std::string(v->as_string());
 }
 
-WorkspaceRules rules_of(const Policy& p) {
-  WorkspaceRules r;
-  if (p.limits.max_file_size_mb) {
-    r.max_write_bytes = *p.limits.max_file_size_mb * 1024 * 1024;
-    r.max_read_bytes = r.max_write_bytes;
-  }
-  for (const auto& b : p.filesystem.blocked) r.blocked.emplace_back(b);
-  return r;
-}
-
 // A call's directory: the workspace, or a subdirectory of it named relatively (never wider).
 std::string directory_of(const std::filesystem::path& workspace, const std::string& cwd) {
   if (cwd.empty() || cwd == ".") return workspace.string();
@@ -419,7 +409,7 @@ json::object Tools::execute(const json::object& args, std::shared_ptr<StopToken>
 
 json::object Tools::files(const std::string& name, const json::object& args) {
   std::string path = string_arg(args, "path", name != "list_files");
-  Workspace ws(setup_.workspace, rules_of(policy_));
+  Workspace ws(setup_.workspace, workspace_rules(policy_));
   if (name == "read_file") {
     std::string data = ws.read(path);
     if (!is_utf8(data))

@@ -124,4 +124,16 @@ Invocation build_invocation(const RunInput& in) {
   return inv;
 }
 
+JobSpec job_spec(Invocation inv) {
+  JobSpec spec;
+  spec.policy = std::move(inv.policy);
+  spec.argv = std::move(inv.argv);
+  spec.workspace = std::move(inv.workspace);
+  spec.backend = std::move(inv.backend);
+  spec.stdin_data = std::move(inv.stdin_data);
+  spec.shell_unsafe = inv.shell_unsafe;
+  spec.timeout = inv.timeout;
+  return spec;
+}
+
 }  // namespace cordon::cli

@@ -2,6 +2,7 @@
 // JSON --request — turned into an Invocation under the policy's shell mode.
 #pragma once
 
+#include <cordon/jobs.hpp>
 #include <cordon/runner.hpp>
 
 #include <optional>
@@ -27,5 +28,8 @@ struct RunInput {
 /// timeouts longer than the policy's (--timeout: CRD4007, the request's: CRD4006).
 /// Throws Error / ErrorList.
 Invocation build_invocation(const RunInput& input);
+
+/// A background job of what `inv` runs (built with RunInput::job).
+JobSpec job_spec(Invocation inv);
 
 }  // namespace cordon::cli

@@ -91,4 +91,14 @@ void apply_config(Invocation& inv, const Config& config, const RuntimeOptions& o
   if (options.config) inv.protected_paths.push_back(std::filesystem::absolute(*options.config));
 }
 
+WorkspaceRules workspace_rules(const Policy& p) {
+  WorkspaceRules r;
+  if (p.limits.max_file_size_mb) {
+    r.max_write_bytes = *p.limits.max_file_size_mb * 1024 * 1024;
+    r.max_read_bytes = r.max_write_bytes;
+  }
+  for (const auto& b : p.filesystem.blocked) r.blocked.emplace_back(b);
+  return r;
+}
+
 }  // namespace cordon::cli

@@ -7,6 +7,7 @@
 #include <cordon/runner.hpp>
 #include <cordon/sdk/error.hpp>
 #include <cordon/sdk/policy.hpp>
+#include <cordon/sdk/workspace_files.hpp>
 
 #include <filesystem>
 #include <iosfwd>
@@ -51,6 +52,10 @@ std::filesystem::path workspace_of(const std::optional<std::string>& given);
 /// --policy FILE|PRESET (see load_policy), or the `standard` preset, with paths resolved for
 /// `workspace`. Every verb and the JSON request name their policy through it. Throws ErrorList.
 Policy policy_of(const std::optional<std::string>& file, const std::filesystem::path& workspace);
+
+/// The workspace file API's rules under `policy`: its blocked paths, and its file-size limit as
+/// the read and write caps.
+WorkspaceRules workspace_rules(const Policy& policy);
 
 /// The rendering of `e` as "warning[CODE]: ...".
 std::string as_warning(const Error& e);

@@ -246,7 +246,15 @@ void copy_back(const Plan& plan, const Settings& s, const Envd& envd, const std:
   }
   std::vector<std::filesystem::path> blocked;
   for (const auto& p : excluded_paths(plan)) blocked.emplace_back(p);
-  Downloaded d = apply_download(read_tar(c.out), {local_ws, ws, writes, blocked});
+  std::vector<TarFile> files;
+  try {
+    files = read_tar(c.out);
+  } catch (const std::runtime_error& e) {
+    r.notes.push_back(std::string("nothing copied back: the sandbox's archive is broken (") +
+                      e.what() + ")");
+    return;
+  }
+  Downloaded d = apply_download(files, {local_ws, ws, writes, blocked});
   r.notes.push_back("copied back " + std::to_string(d.files) + " files (" +
                     std::to_string(d.bytes) + " bytes) the run wrote");
   for (const auto& skipped : d.skipped) r.notes.push_back("not copied back: " + skipped);

@@ -51,11 +51,11 @@ def descendants(root, table):
     children = collections.defaultdict(list)
     for pid, info in table.items():
         children[info[0]].append(pid)
-    found, todo = [], [root]
-    while todo:
-        for child in children.get(todo.pop(), []):
+    found, pending = [], [root]
+    while pending:
+        for child in children.get(pending.pop(), []):
             found.append(child)
-            todo.append(child)
+            pending.append(child)
     return found
 
 

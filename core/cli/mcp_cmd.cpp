@@ -1,6 +1,8 @@
 // `cordon mcp`: cordon as a Model Context Protocol server on stdio, for agent hosts. One
 // long-lived process: the policy, backend and workspace fixed by the operator at start, the
 // backends probed once, each tools/call a run (or a file operation) under that ceiling.
+#include <pthread.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -45,17 +47,32 @@ class Out {
  public:
   void line(const std::string& text) {
     std::lock_guard lock(mutex_);
+    if (gone_) return;
+    // A client gone mid-answer must not kill the server with SIGPIPE (its background commands
+    // would outlive it): blocked on this thread, a raised one is taken back before unblocking.
+    sigset_t pipe_signal, old;
+    sigemptyset(&pipe_signal);
+    sigaddset(&pipe_signal, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_signal, &old);
     std::string l = text + "\n";
     for (std::size_t at = 0; at < l.size();) {
       ssize_t n = ::write(1, l.data() + at, l.size() - at);
       if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return;  // the client is gone; the reader sees stdin end
+      if (n <= 0) {
+        gone_ = true;  // the client is gone; the reader sees stdin end
+        break;
+      }
       at += static_cast<std::size_t>(n);
     }
+    timespec now{};
+    while (sigtimedwait(&pipe_signal, nullptr, &now) == SIGPIPE) {
+    }
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
   }
 
  private:
   std::mutex mutex_;
+  bool gone_ = false;
 };
 
 // The stdin side, on a thread of its own, so that a cancellation reaches the call in progress

@@ -70,4 +70,31 @@ try:
 except subprocess.TimeoutExpired:
     p.kill()
     check(False, "stdin's end ends the server")
+
+# A client that goes away mid-call, both pipes closed: no SIGPIPE death, its background command
+# is stopped, the server ends.
+p = subprocess.Popen([cordon, "mcp", "--policy", "standard", "--workspace", workspace],
+                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
+send('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"execute_command",'
+     '"arguments":{"argv":["sleep","27.31"],"run_in_background":true}}}')
+started = reply()
+check(started and not started["result"]["isError"], "a background command starts")
+send('{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"execute_command",'
+     '"arguments":{"argv":["sleep","3"]}}}')
+time.sleep(0.5)
+p.stdout.close()
+p.stdin.close()
+try:
+    status = p.wait(timeout=30)
+except subprocess.TimeoutExpired:
+    p.kill()
+    status = "hung"
+check(status == 0, f"a client gone mid-call ends the server cleanly (status {status})")
+alive = True
+for _ in range(50):
+    alive = subprocess.run(["pgrep", "-f", "sleep 27.31"], capture_output=True).returncode == 0
+    if not alive:
+        break
+    time.sleep(0.1)
+check(not alive, "and its background command is stopped")
 sys.exit(1 if failed else 0)

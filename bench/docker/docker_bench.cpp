@@ -1,5 +1,6 @@
 // The docker backend, measured: one-shot `cordon run` against `docker run --rm`, and a run in
-// a warm pool container through the C++ API. Prints medians and ratios; asserts nothing.
+// a warm pool container through the C++ API and through `cordon mcp`. Prints medians and
+// ratios; asserts nothing.
 //
 // CORDON_TEST_IMAGE   the image (default cordon-test/busybox:2, made by scripts/docker-image)
 // CORDON_DOCKER_CLI   the docker client (default /usr/bin/docker)
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "docker_backend.hpp"
+#include "mcp_client.hpp"
 
 namespace {
 
@@ -128,6 +130,32 @@ int main() {
   std::printf(
       "  warm pool (pool = 2)             %7.1f ms   ratio %.2f, %.1fx faster than docker run\n",
       median(warm), median(warm) / median(ref), median(ref) / median(warm));
+  // The same warm pool through the agent server: one long-lived `cordon mcp` keeps it.
+  std::vector<double> served;
+  {
+    cordon::bench::McpServer server(
+        CORDON_CLI, {"--plugin-dir", CORDON_PLUGIN_DIR, "--backend", "docker", "--config",
+                     (ws / "pool.toml").string(), "--policy", (ws / "policy.toml").string(),
+                     "--workspace", ws.string()});
+    server.calls(1);  // the probe, and the pool's first fill
+    for (int i = 0, tries = 0; static_cast<int>(served.size()) < runs && tries < runs * 20;
+         ++tries, ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(900));  // the pool refills
+      auto t = Clock::now();
+      auto r = server.calls(1);
+      double ms = ms_since(t);
+      const auto* notes = r.if_contains("notes");
+      bool warm_run = false;
+      if (notes && notes->is_array())
+        for (const auto& n : notes->as_array())
+          warm_run = warm_run || (n.is_string() && n.as_string() == "ran in a warm pool container");
+      if (warm_run) served.push_back(ms);
+    }
+  }
+  std::printf("through cordon mcp, %d calls (median):\n", runs);
+  std::printf(
+      "  execute_command, pool = 2        %7.1f ms   ratio %.2f, %.1fx faster than docker run\n",
+      median(served), median(served) / median(ref), median(ref) / median(served));
   std::error_code ec;
   fs::remove_all(ws, ec);
   return 0;

@@ -9,8 +9,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <boost/json.hpp>
-
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -18,6 +16,8 @@
 #include <functional>
 #include <string>
 #include <vector>
+
+#include "mcp_client.hpp"
 
 extern char** environ;
 
@@ -62,67 +62,6 @@ int run(const std::vector<std::string>& argv) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
 }
 
-// One `cordon mcp` server on two pipes.
-class Server {
- public:
-  explicit Server(const std::string& workspace) {
-    int in[2], out[2];
-    if (::pipe(in) != 0 || ::pipe(out) != 0) std::exit(1);
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      ::dup2(in[0], 0);
-      ::dup2(out[1], 1);
-      ::close(in[1]);
-      ::close(out[0]);
-      ::execl(CORDON_CLI, CORDON_CLI, "mcp", "--policy", "standard", "--workspace",
-              workspace.c_str(), nullptr);
-      ::_exit(127);
-    }
-    ::close(in[0]);
-    ::close(out[1]);
-    to_ = ::fdopen(in[1], "w");
-    from_ = ::fdopen(out[0], "r");
-    send(
-        R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}})");
-    receive();
-  }
-  ~Server() {
-    std::fclose(to_);
-    ::waitpid(pid_, nullptr, 0);
-    std::fclose(from_);
-  }
-  void send(const std::string& line) {
-    std::fputs((line + "\n").c_str(), to_);
-    std::fflush(to_);
-  }
-  boost::json::value receive() {
-    std::string line;
-    for (int c; (c = std::fgetc(from_)) != EOF && c != '\n';) line += static_cast<char>(c);
-    return boost::json::parse(line);
-  }
-  // `count` calls of /bin/true sent at once, then every answer read.
-  void calls(int count) {
-    for (int i = 0; i < count; ++i)
-      send(
-          R"({"jsonrpc":"2.0","id":)" + std::to_string(++id_) +
-          R"(,"method":"tools/call","params":{"name":"execute_command","arguments":{"argv":["/bin/true"]}}})");
-    for (int i = 0; i < count; ++i) {
-      auto r = receive();
-      const auto& result = r.as_object().at("result").as_object();
-      if (result.at("isError").as_bool()) {
-        std::fprintf(stderr, "bench-mcp: a call failed: %s\n", boost::json::serialize(r).c_str());
-        std::exit(1);
-      }
-    }
-  }
-
- private:
-  pid_t pid_ = 0;
-  FILE* to_ = nullptr;
-  FILE* from_ = nullptr;
-  int id_ = 0;
-};
-
 void line(const char* what, Cost c, Cost base) {
   std::printf("%-34s %7.2f ms  %5.2f of bwrap | CPU %7.2f ms  %5.2f of bwrap\n", what, c.wall_ms,
               c.wall_ms / base.wall_ms, c.cpu_ms, c.cpu_ms / base.cpu_ms);
@@ -148,7 +87,7 @@ int main(int argc, char** argv) {
   Cost process = measure(n, [&] { run(cordon_run); });
   Cost serial, parallel;
   {
-    Server server(dir);
+    cordon::bench::McpServer server(CORDON_CLI, {"--policy", "standard", "--workspace", dir});
     server.calls(1);  // the first call probes the backends
     serial = measure(n, [&] { server.calls(1); });
     parallel = measure(

@@ -56,28 +56,6 @@ bool plain_id(const std::string& id) {
 
 }  // namespace
 
-void HeadTail::write(Stream stream, std::string_view chunk) {
-  Kept& k = stream == Stream::out ? out_ : err_;
-  k.total += chunk.size();
-  if (k.head.size() < half_) {
-    auto take = std::min<std::size_t>(chunk.size(), half_ - k.head.size());
-    k.head.append(chunk.substr(0, take));
-    chunk.remove_prefix(take);
-  }
-  k.tail.append(chunk);
-  if (k.tail.size() > 2 * half_) k.tail.erase(0, k.tail.size() - half_);
-}
-
-std::string HeadTail::text(Stream stream) const {
-  const Kept& k = of(stream);
-  if (!truncated(stream)) return k.head + k.tail;
-  std::string tail = k.tail.substr(k.tail.size() - std::min<std::size_t>(k.tail.size(), half_));
-  return k.head + "\n[cordon: " + std::to_string(k.total - k.head.size() - tail.size()) +
-         " bytes omitted; head and tail kept]\n" + tail;
-}
-
-bool HeadTail::truncated(Stream stream) const { return of(stream).total > 2 * half_; }
-
 Spill::Spill(const std::filesystem::path& state) {
   if (state.empty()) return;
   try {

@@ -21,25 +21,6 @@ namespace cordon::cli::mcp {
 /// The most one command's spill keeps; beyond it the file stops growing and says so.
 inline constexpr std::uint64_t kSpillMax = 256ull << 20;
 
-/// Keeps, per stream, the first and the last half of `cap` bytes for the call's result, and
-/// the count of what went by; text() puts a marker where bytes were left out.
-class HeadTail final : public OutputSink {
- public:
-  explicit HeadTail(std::uint64_t cap) : half_(cap / 2) {}
-  void write(Stream stream, std::string_view chunk) override;
-  std::string text(Stream stream) const;
-  bool truncated(Stream stream) const;
-
- private:
-  struct Kept {
-    std::string head, tail;
-    std::uint64_t total = 0;
-  };
-  const Kept& of(Stream s) const { return s == Stream::out ? out_ : err_; }
-  std::uint64_t half_;
-  Kept out_, err_;
-};
-
 class Spill {
  public:
   /// A directory of this server under `state` (cordon's own), made now. nullopt dir (spilling

@@ -2,6 +2,8 @@
 // `cordon fs` do.
 #include "mcp_tools.hpp"
 
+#include "capped_sink.hpp"
+
 #include <cordon/jobs.hpp>
 #include <cordon/request.hpp>
 #include <cordon/runner.hpp>
@@ -253,7 +255,8 @@ json::object Tools::execute(const json::object& args, std::shared_ptr<StopToken>
   apply_config(inv, config_, setup_.runtime);
   // The run passes everything on (up to the spill's bound); the result keeps head and tail
   // under the policy's cap, and the spill keeps the whole.
-  HeadTail kept(inv.policy.limits.max_output_bytes);
+  CollectSink collected;
+  detail::CappedSink kept(collected, inv.policy.limits.max_output_bytes);
   ProgressSink progressing(kept, progress);
   std::string spill_id;
   std::unique_ptr<OutputSink> spilling;
@@ -267,13 +270,11 @@ json::object Tools::execute(const json::object& args, std::shared_ptr<StopToken>
   give_registry(std::move(registry));
   progressing.flush();
   spilling.reset();
+  kept.finish();
   if (out.result.error && out.backend.empty()) {
     if (!spill_id.empty()) spill_->drop(spill_id);
     return refusal(*out.result.error);
   }
-  CollectSink collected;
-  collected.out = kept.text(Stream::out);
-  collected.err = kept.text(Stream::err);
   out.result.stdout_truncated = out.result.stdout_truncated || kept.truncated(Stream::out);
   out.result.stderr_truncated = out.result.stderr_truncated || kept.truncated(Stream::err);
   json::object structured = run_json(out, collected);

@@ -11,9 +11,13 @@ namespace {
 
 constexpr std::size_t kBlock = 512;
 
+// width - 1 octal digits, zero-padded, then NUL; a value that does not fit is refused rather
+// than cut (the upload cap keeps sizes far below 8 GiB).
 void octal(char* field, std::size_t width, std::uint64_t value) {
-  std::snprintf(field, width, "%0*llo", static_cast<int>(width - 1),
-                static_cast<unsigned long long>(value));
+  for (std::size_t i = width - 1; i-- > 0; value >>= 3)
+    field[i] = static_cast<char>('0' + (value & 7));
+  if (value != 0) throw std::length_error("tar: a header number does not fit its field");
+  field[width - 1] = '\0';
 }
 
 void pad(std::string& out) { out.append((kBlock - out.size() % kBlock) % kBlock, '\0'); }

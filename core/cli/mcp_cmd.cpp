@@ -16,6 +16,12 @@
 #include <semaphore>
 #include <thread>
 
+#include <cordon/sdk/log.hpp>
+
+#include <memory>
+#include <optional>
+#include <string_view>
+
 #include "mcp_rpc.hpp"
 #include "mcp_tools.hpp"
 #include "verbs.hpp"
@@ -200,7 +206,8 @@ json::object initialize_result(const json::object& params) {
   if (const auto* v = params.if_contains("protocolVersion"); v && v->is_string())
     asked = std::string(v->as_string());
   return {{"protocolVersion", negotiate(asked)},
-          {"capabilities", json::object{{"tools", json::object{{"listChanged", false}}}}},
+          {"capabilities", json::object{{"tools", json::object{{"listChanged", false}}},
+                                        {"logging", json::object{}}}},
           {"serverInfo", json::object{{"name", "cordon"}, {"version", CORDON_VERSION}}},
           {"instructions",
            "Commands run in cordon's sandbox under the operator's policy, in the workspace. "
@@ -212,7 +219,50 @@ json::object initialize_result(const json::object& params) {
 struct Client {
   bool elicitation = false;
   std::atomic<int> asked{0};
+  /// cordon's log lines at or above this go to the client (notifications/message).
+  std::shared_ptr<std::atomic<log::Level>> log_level =
+      std::make_shared<std::atomic<log::Level>>(log::Level::warn);
 };
+
+// MCP's levels (those of syslog) onto cordon's: notice is info; alert and emergency are error.
+std::optional<log::Level> log_level(std::string_view name) {
+  if (name == "debug") return log::Level::debug;
+  if (name == "info" || name == "notice") return log::Level::info;
+  if (name == "warning") return log::Level::warn;
+  if (name == "error" || name == "critical" || name == "alert" || name == "emergency")
+    return log::Level::error;
+  return std::nullopt;
+}
+
+const char* mcp_level(log::Level level) {
+  switch (level) {
+    case log::Level::trace:
+    case log::Level::debug:
+      return "debug";
+    case log::Level::info:
+      return "info";
+    case log::Level::warn:
+      return "warning";
+    case log::Level::error:
+      break;
+  }
+  return "error";
+}
+
+// cordon's log, also to the client: a line on stderr is seen by no one when an agent host
+// started the server.
+void forward_log(Out& out, const Client& client) {
+  auto logger = log::default_logger();
+  if (!logger) return;
+  log::add_forwarder(
+      *logger,
+      [&out](log::Level level, std::string_view line) {
+        out.line(notification_line(
+            "notifications/message",
+            {{"level", mcp_level(level)}, {"logger", "cordon"}, {"data", std::string(line)}}));
+      },
+      client.log_level);
+}
 
 // Asks the client through elicitation/create; fails closed (false) on anything but "accept".
 Ask asker(Client& client, Inbox& inbox) {
@@ -242,6 +292,16 @@ std::optional<std::string> answer(const Message& m, Tools& tools, Inbox& inbox, 
     return result_line(m.id, initialize_result(m.params));
   }
   if (m.method == "ping") return result_line(m.id, json::object{});
+  if (m.method == "logging/setLevel") {
+    const auto* level = m.params.if_contains("level");
+    auto wanted = level && level->is_string() ? log_level(level->as_string()) : std::nullopt;
+    if (!wanted)
+      return error_line(m.id, kInvalidParams,
+                        "logging/setLevel needs a level: debug, info, notice, warning, error, "
+                        "critical, alert or emergency");
+    client.log_level->store(*wanted);
+    return result_line(m.id, json::object{});
+  }
   if (m.method == "tools/list") return result_line(m.id, json::object{{"tools", tools.list()}});
   if (m.method != "tools/call")
     return error_line(m.id, kMethodNotFound, "no method '" + m.method + "'");
@@ -284,8 +344,10 @@ int mcp_main(const McpArgs& a) {
                   "the classes: shell-unsafe, network, background, write, all");
   ServerSetup setup{a.policy, a.backend, workspace_of(a.workspace), a.runtime, a.approve};
   Tools tools(std::move(setup));
-  Out out;
-  Client client;
+  // Both outlive this function: the inbox's reader and the log's forwarder may still use them.
+  Out& out = *new Out;
+  Client& client = *new Client;
+  forward_log(out, client);
   static Inbox* const inbox = new Inbox(out);  // its reader may outlive this function
   // Each tools/call on a thread of its own, at most kParallel at once: a long command does not
   // hold up a poll of a background one. Everything else is answered here, in order.

@@ -12,6 +12,7 @@ const [cordon, sdk, workspace] = process.argv.slice(2);
 const load = (p) => import(pathToFileURL(join(sdk, "node_modules/@modelcontextprotocol/sdk/dist/esm", p)).href);
 const { Client } = await load("client/index.js");
 const { StdioClientTransport } = await load("client/stdio.js");
+const { LoggingMessageNotificationSchema } = await load("types.js");
 
 let failed = 0;
 function check(ok, what) {
@@ -42,8 +43,22 @@ const transport = new StdioClientTransport({
   stderr: "inherit",
 });
 const client = new Client({ name: "cordon-test", version: "1.0.0" });
+const logged = [];
+client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => logged.push(n.params));
 await client.connect(transport);
 check(client.getServerVersion()?.name === "cordon", "initialize: the server names itself");
+
+// cordon's log reaches the client at the level it sets, and nothing below it.
+check(client.getServerCapabilities()?.logging !== undefined, "the server offers logging");
+await client.setLoggingLevel("debug");
+await client.callTool({ name: "execute_command", arguments: { argv: ["true"] } });
+const ran = logged.filter((m) => m.level === "debug" && String(m.data).startsWith("running 'true'"));
+check(ran.length === 1 && ran[0].logger === "cordon",
+  `at debug, the call's log lines reach the client (${logged.length} lines)`);
+await client.setLoggingLevel("warning");
+logged.length = 0;
+await client.callTool({ name: "execute_command", arguments: { argv: ["true"] } });
+check(logged.length === 0, `at warning, no debug line does (${JSON.stringify(logged)})`);
 
 const { tools } = await client.listTools();
 const names = tools.map((t) => t.name).sort();

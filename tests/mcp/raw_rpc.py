@@ -50,6 +50,12 @@ send('{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"execute_co
 r = reply()
 check(r and r.get("id") == 4 and (error_code(r) == -32602 or r.get("result", {}).get("isError")),
       "argv that is not an array: refused")
+send('{"jsonrpc":"2.0","id":"l1","method":"logging/setLevel","params":{"level":"loud"}}')
+check(error_code(reply()) == -32602, "logging/setLevel with an unknown level: invalid params")
+send('{"jsonrpc":"2.0","id":"l2","method":"logging/setLevel","params":{"level":7}}')
+check(error_code(reply()) == -32602, "logging/setLevel with a level that is a number: invalid params")
+send('{"jsonrpc":"2.0","id":"l3","method":"logging/setLevel","params":{"level":"error"}}')
+check(reply() == {"jsonrpc": "2.0", "id": "l3", "result": {}}, "logging/setLevel error: accepted")
 send('{"jsonrpc":"2.0","id":5,"method":"tools/call","params":"x"}')
 check(error_code(reply()) == -32600, "params that are not an object: invalid request")
 started = time.time()

@@ -6,6 +6,8 @@
 
 #include <cordon/sdk/export.hpp>
 
+#include <atomic>
+#include <functional>
 #include <memory>
 #include <string_view>
 
@@ -41,6 +43,15 @@ CORDON_API std::shared_ptr<spdlog::logger> null_logger(std::string_view name);
 /// `level` ("trace" ... "error", "off"; unknown names mean "off", as spdlog reads them). It also
 /// becomes spdlog's default logger.
 CORDON_API std::shared_ptr<spdlog::logger> stderr_logger(std::string_view level);
+
+/// Where a forwarded line goes (add_forwarder).
+using Forward = std::function<void(Level, std::string_view)>;
+
+/// Also hands each line of `logger` at or above `*threshold` to `forward` (cordon mcp: the
+/// client's log), as it is written; the logger's own sinks keep the level it had. `forward`
+/// may be called from any thread, one line at a time.
+CORDON_API void add_forwarder(spdlog::logger& logger, Forward forward,
+                              std::shared_ptr<const std::atomic<Level>> threshold);
 
 /// spdlog's default logger (the CLI's, once stderr_logger made it).
 CORDON_API std::shared_ptr<spdlog::logger> default_logger();

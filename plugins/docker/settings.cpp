@@ -1,6 +1,8 @@
 // Validation of [backends.docker]. Pure.
 #include "settings.hpp"
 
+#include <cordon/sdk/settings.hpp>
+
 #include <algorithm>
 #include <array>
 #include <string_view>
@@ -11,39 +13,13 @@ namespace cordon::docker {
 
 namespace {
 
-constexpr std::array<std::string_view, 8> kKeys = {"image",  "socket",  "host", "user",
-                                                   "mounts", "runtime", "pull", "pool"};
+const std::vector<std::string_view> kKeys = {"image",  "socket",  "host", "user",
+                                             "mounts", "runtime", "pull", "pool"};
 
 std::string key_path(std::string_view key) { return "backends.docker." + std::string(key); }
 
 Error bad(std::string_view key, const std::string& problem, const std::string& hint = {}) {
   return Error(code::kBadSettings, "'" + key_path(key) + "' " + problem, hint);
-}
-
-std::size_t distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j < row.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      std::size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = up;
-    }
-  }
-  return row.back();
-}
-
-std::string nearest_key(std::string_view key) {
-  std::string best;
-  std::size_t best_distance = 3;
-  for (auto candidate : kKeys)
-    if (auto d = distance(key, candidate); d < best_distance) {
-      best_distance = d;
-      best = candidate;
-    }
-  return best;
 }
 
 // "SRC:DST[:ro|rw]" with absolute paths; nullopt when malformed.
@@ -159,18 +135,10 @@ void check_value(std::string_view key, const boost::json::value& v, std::vector<
 }  // namespace
 
 std::vector<Error> validate_settings(const boost::json::object& table) {
-  std::vector<Error> errors;
+  std::vector<Error> errors = sdk::unknown_settings("docker", table, kKeys);
   for (const auto& kv : table) {
     std::string_view key = kv.key();
-    if (std::find(kKeys.begin(), kKeys.end(), key) == kKeys.end()) {
-      auto near = nearest_key(key);
-      errors.emplace_back(code::kBadSettings,
-                          "unknown setting '" + key_path(key) + "'" +
-                              (near.empty() ? "" : " (did you mean '" + near + "'?)"),
-                          "backend 'docker' takes image, socket, host, user, mounts, runtime, "
-                          "pull and pool");
-      continue;
-    }
+    if (!sdk::known_setting(key, kKeys)) continue;
     check_value(key, kv.value(), errors);
   }
   if (!table.contains("image"))

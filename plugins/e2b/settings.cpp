@@ -1,6 +1,8 @@
 // Validation of [backends.e2b]. Pure.
 #include "settings.hpp"
 
+#include <cordon/sdk/settings.hpp>
+
 #include <array>
 #include <string_view>
 
@@ -8,7 +10,7 @@ namespace cordon::e2b {
 
 namespace {
 
-constexpr std::array<std::string_view, 13> kKeys = {
+const std::vector<std::string_view> kKeys = {
     "api_url", "domain",    "envd_url", "template",        "api_key_env", "user",           "lease",
     "pool",    "workspace", "upload",   "upload_limit_mb", "download",    "request_timeout"};
 
@@ -110,15 +112,7 @@ std::string Settings::envd_base(const std::string& id, const std::string& sandbo
 }
 
 std::vector<Error> validate(const boost::json::object& settings) {
-  std::vector<Error> out;
-  for (const auto& kv : settings) {
-    bool known = false;
-    for (auto k : kKeys) known = known || kv.key() == k;
-    if (!known)
-      out.push_back(bad(kv.key(), "is not a setting of the e2b backend",
-                        "known: api_url, domain, envd_url, template, api_key_env, user, lease, "
-                        "pool, workspace, upload, upload_limit_mb, download, request_timeout"));
-  }
+  std::vector<Error> out = sdk::unknown_settings("e2b", settings, kKeys);
   for (auto key : {"api_url", "domain", "envd_url", "template", "api_key_env", "user", "workspace"})
     check_word(settings, key, out);
   check_url(settings, "api_url", out);

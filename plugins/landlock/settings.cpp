@@ -1,8 +1,8 @@
 // Validation of [backends.landlock]. Pure.
 #include "settings.hpp"
 
-#include <algorithm>
-#include <array>
+#include <cordon/sdk/settings.hpp>
+
 #include <string>
 #include <string_view>
 #include <vector>
@@ -11,35 +11,10 @@ namespace cordon::landlock {
 
 namespace {
 
-constexpr std::array<std::string_view, 2> kKeys = {"uid", "gid"};
+const std::vector<std::string_view> kKeys = {"uid", "gid"};
 constexpr std::int64_t kMaxId = 4294967294;  // (uid_t)-1 means "no change" to the kernel
 
 std::string key_path(std::string_view key) { return "backends.landlock." + std::string(key); }
-
-// The nearest valid key by edit distance, for "did you mean"; empty when nothing is close.
-std::string nearest_key(std::string_view key) {
-  std::string best;
-  std::size_t best_distance = 3;
-  for (auto candidate : kKeys) {
-    std::vector<std::size_t> row(candidate.size() + 1);
-    for (std::size_t j = 0; j < row.size(); ++j) row[j] = j;
-    for (std::size_t i = 1; i <= key.size(); ++i) {
-      std::size_t diagonal = row[0];
-      row[0] = i;
-      for (std::size_t j = 1; j <= candidate.size(); ++j) {
-        std::size_t up = row[j];
-        row[j] = std::min(
-            {row[j] + 1, row[j - 1] + 1, diagonal + (key[i - 1] == candidate[j - 1] ? 0 : 1)});
-        diagonal = up;
-      }
-    }
-    if (row.back() < best_distance) {
-      best_distance = row.back();
-      best = candidate;
-    }
-  }
-  return best;
-}
 
 // An id setting: a JSON integer in 1..4294967294, however the parser stored it (a C++ caller may
 // hand over an unsigned 0). No string is accepted, so "+0", " 0" or "root" cannot spell root.
@@ -63,19 +38,10 @@ std::optional<std::uint32_t> id_value(const boost::json::value& value) {
 }  // namespace
 
 std::vector<Error> validate_settings(const boost::json::object& table) {
-  std::vector<Error> errors;
+  std::vector<Error> errors = sdk::unknown_settings("landlock", table, kKeys);
   for (const auto& kv : table) {
     std::string_view key = kv.key();
-    bool known = false;
-    for (auto k : kKeys) known = known || k == key;
-    if (!known) {
-      auto near = nearest_key(key);
-      errors.emplace_back(code::kBadSettings,
-                          "unknown setting '" + key_path(key) + "'" +
-                              (near.empty() ? "" : " (did you mean '" + near + "'?)"),
-                          "backend 'landlock' takes 'uid' and 'gid'");
-      continue;
-    }
+    if (!sdk::known_setting(key, kKeys)) continue;
     if (auto problem = check_id(kv.value()); !problem.empty())
       errors.emplace_back(code::kBadSettings, "'" + key_path(key) + "' " + problem,
                           "give a host uid/gid such as 65534; it is used when cordon runs as root");

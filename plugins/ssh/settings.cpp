@@ -1,6 +1,8 @@
 // Validation of [backends.ssh]. Pure.
 #include "settings.hpp"
 
+#include <cordon/sdk/settings.hpp>
+
 #include <algorithm>
 #include <array>
 #include <optional>
@@ -10,7 +12,7 @@ namespace cordon::ssh {
 
 namespace {
 
-constexpr std::array<std::string_view, 9> kKeys = {
+const std::vector<std::string_view> kKeys = {
     "host",        "hosts",           "port",      "user",  "identity",
     "known_hosts", "connect_timeout", "workspace", "cordon"};
 
@@ -103,15 +105,7 @@ std::string Target::key() const {
 }
 
 std::vector<Error> validate(const boost::json::object& settings) {
-  std::vector<Error> out;
-  for (const auto& kv : settings) {
-    bool known = false;
-    for (auto k : kKeys) known = known || kv.key() == k;
-    if (!known)
-      out.push_back(bad(kv.key(), "is not a setting of the ssh backend",
-                        "known: host, hosts, port, user, identity, known_hosts, "
-                        "connect_timeout, workspace, cordon"));
-  }
+  std::vector<Error> out = sdk::unknown_settings("ssh", settings, kKeys);
   if (!settings.if_contains("host") && !settings.if_contains("hosts"))
     out.push_back(Error(code::kBadSettings, "'backends.ssh.host' is missing",
                         "name the remote host: [backends.ssh] host = \"build1.example.org\" "

@@ -59,7 +59,7 @@ TEST_CASE("settings: defaults, and every mistake named by its key") {
   CHECK(errors.size() == 7);
   CHECK(all.find("'backends.e2b.api_url' must be an https:// URL") != std::string::npos);
   CHECK(all.find("'backends.e2b.pool' must be an integer from 0 to 16") != std::string::npos);
-  CHECK(all.find("'backends.e2b.colour' is not a setting") != std::string::npos);
+  CHECK(all.find("unknown setting 'backends.e2b.colour'") != std::string::npos);
   CHECK(all.find("'backends.e2b.workspace' must be an absolute path") != std::string::npos);
 }
 

@@ -108,7 +108,8 @@ TEST_CASE("ssh settings: every mistake is named, a valid table passes", "[ssh]")
   auto errors = validate(bad);
   std::string all;
   for (const auto& e : errors) all += e.message() + "\n";
-  CHECK(all.find("backends.ssh.hots") != std::string::npos);
+  CHECK(all.find("unknown setting 'backends.ssh.hots' (did you mean 'hosts'?)") !=
+        std::string::npos);
   CHECK(all.find("backends.ssh.host' is missing") != std::string::npos);
   CHECK(all.find("backends.ssh.port") != std::string::npos);
   CHECK(all.find("backends.ssh.identity") != std::string::npos);

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "machine_cpu.hpp"
 #include "mcp_client.hpp"
 
 extern char** environ;
@@ -29,15 +30,7 @@ struct Cost {
   double wall_ms = 0, cpu_ms = 0;
 };
 
-double machine_cpu_ms() {
-  std::ifstream stat("/proc/stat");
-  std::string cpu;
-  stat >> cpu;
-  unsigned long long v[8] = {}, busy = 0;
-  for (auto& x : v) stat >> x;
-  busy = v[0] + v[1] + v[2] + v[5] + v[6] + v[7];
-  return static_cast<double>(busy) * 1000.0 / static_cast<double>(::sysconf(_SC_CLK_TCK));
-}
+double machine_cpu_ms() { return cordon::bench::machine_busy_ms(); }
 
 Cost measure(int n, const std::function<void()>& batch, int per_batch = 1) {
   double cpu0 = machine_cpu_ms();

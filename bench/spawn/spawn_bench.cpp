@@ -43,6 +43,7 @@
 #include <vector>
 
 #include "landlock_backend.hpp"
+#include "machine_cpu.hpp"
 
 extern char** environ;
 
@@ -81,21 +82,7 @@ struct Cost {
   double cpu = 0;
 };
 
-// Milliseconds of CPU the machine has spent busy since boot, all CPUs together (the first line
-// of /proc/stat, less idle and iowait; counted in clock ticks of 10 ms).
-double machine_busy_ms() {
-  std::FILE* f = std::fopen("/proc/stat", "re");
-  if (!f) return 0;
-  unsigned long long v[8] = {};
-  int n = std::fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
-                      &v[4], &v[5], &v[6], &v[7]);
-  std::fclose(f);
-  if (n < 5) return 0;
-  unsigned long long busy = 0;
-  for (int i = 0; i < n; ++i)
-    if (i != 3 && i != 4) busy += v[i];  // 3: idle, 4: iowait
-  return static_cast<double>(busy) * 1000.0 / static_cast<double>(::sysconf(_SC_CLK_TCK));
-}
+using cordon::bench::machine_busy_ms;
 
 // A command to measure, and whether it runs with the probe cache off.
 struct Entry {

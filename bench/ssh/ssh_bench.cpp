@@ -21,6 +21,7 @@
 #include <sstream>
 #include <string>
 
+#include "machine_cpu.hpp"
 #include "ssh_backend.hpp"
 
 namespace {
@@ -32,15 +33,7 @@ struct Cost {
   double cpu_ms = 0;
 };
 
-double machine_cpu_ms() {
-  std::ifstream stat("/proc/stat");
-  std::string cpu;
-  stat >> cpu;
-  unsigned long long v[8] = {}, busy = 0;
-  for (auto& x : v) stat >> x;
-  busy = v[0] + v[1] + v[2] + v[5] + v[6] + v[7];  // all but idle and iowait
-  return static_cast<double>(busy) * 1000.0 / static_cast<double>(::sysconf(_SC_CLK_TCK));
-}
+double machine_cpu_ms() { return cordon::bench::machine_busy_ms(); }
 
 Cost measure(int n, const std::function<bool()>& once) {
   double cpu0 = machine_cpu_ms();

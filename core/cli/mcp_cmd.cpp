@@ -344,9 +344,12 @@ int mcp_main(const McpArgs& a) {
                   "the classes: shell-unsafe, network, background, write, all");
   ServerSetup setup{a.policy, a.backend, workspace_of(a.workspace), a.runtime, a.approve};
   Tools tools(std::move(setup));
-  // Both outlive this function: the inbox's reader and the log's forwarder may still use them.
-  Out& out = *new Out;
-  Client& client = *new Client;
+  // Both outlive this function (the inbox's reader and the log's forwarder may still use them),
+  // held by static pointers, as the inbox is, so that they are never destroyed nor leaked.
+  static Out* const out_ptr = new Out;
+  static Client* const client_ptr = new Client;
+  Out& out = *out_ptr;
+  Client& client = *client_ptr;
   forward_log(out, client);
   static Inbox* const inbox = new Inbox(out);  // its reader may outlive this function
   // Each tools/call on a thread of its own, at most kParallel at once: a long command does not

@@ -30,14 +30,14 @@ struct Cost {
   double wall_ms = 0, cpu_ms = 0;
 };
 
-double machine_cpu_ms() { return cordon::bench::machine_busy_ms(); }
+using cordon::bench::machine_busy_ms;
 
 Cost measure(int n, const std::function<void()>& batch, int per_batch = 1) {
-  double cpu0 = machine_cpu_ms();
+  double cpu0 = machine_busy_ms();
   auto t0 = Clock::now();
   for (int i = 0; i < n / per_batch; ++i) batch();
   double wall = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-  return {wall / n, (machine_cpu_ms() - cpu0) / n};
+  return {wall / n, (machine_busy_ms() - cpu0) / n};
 }
 
 int run(const std::vector<std::string>& argv) {

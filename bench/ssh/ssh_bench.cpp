@@ -33,10 +33,10 @@ struct Cost {
   double cpu_ms = 0;
 };
 
-double machine_cpu_ms() { return cordon::bench::machine_busy_ms(); }
+using cordon::bench::machine_busy_ms;
 
 Cost measure(int n, const std::function<bool()>& once) {
-  double cpu0 = machine_cpu_ms();
+  double cpu0 = machine_busy_ms();
   auto t0 = Clock::now();
   for (int i = 0; i < n; ++i)
     if (!once()) {
@@ -44,7 +44,7 @@ Cost measure(int n, const std::function<bool()>& once) {
       std::exit(1);
     }
   double wall = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-  return {wall / n, (machine_cpu_ms() - cpu0) / n};
+  return {wall / n, (machine_busy_ms() - cpu0) / n};
 }
 
 struct Sink final : cordon::OutputSink {

@@ -2,6 +2,7 @@
 #include <cordon/sdk/backend.hpp>
 
 #include <cordon/sdk/log.hpp>
+#include <cordon/sdk/settings.hpp>
 
 #include <algorithm>
 
@@ -138,13 +139,7 @@ std::optional<Error> Backend::settings_error(const boost::json::object& settings
 }
 
 std::vector<Error> Backend::do_validate_settings(const boost::json::object& settings) {
-  std::vector<Error> errors;
-  for (const auto& kv : settings) {
-    errors.emplace_back(code::kBadSettings,
-                        "unknown setting 'backends." + name() + "." + std::string(kv.key()) + "'",
-                        "backend '" + name() + "' takes no settings");
-  }
-  return errors;
+  return sdk::unknown_settings(name(), settings, {});
 }
 
 GarbageReport Backend::collect_garbage(const boost::json::object& settings) {

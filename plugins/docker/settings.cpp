@@ -3,8 +3,6 @@
 
 #include <cordon/sdk/settings.hpp>
 
-#include <algorithm>
-#include <array>
 #include <string_view>
 #include <utility>
 #include <vector>

@@ -3,7 +3,6 @@
 
 #include <cordon/sdk/settings.hpp>
 
-#include <array>
 #include <string_view>
 
 namespace cordon::e2b {

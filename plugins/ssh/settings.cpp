@@ -4,7 +4,6 @@
 #include <cordon/sdk/settings.hpp>
 
 #include <algorithm>
-#include <array>
 #include <optional>
 #include <string_view>
 

@@ -129,20 +129,9 @@ void blocked(Builder& b, const ProfileInput& in) {
   b.paths("deny", "file-write-unlink", "literal", "PINNED", pinned);
 }
 
-// Every path a program name may be executed by: itself when it has a slash, else in each
-// directory where programs are looked for.
+// Every path a program name may be executed by, as Seatbelt sees it.
 std::vector<std::string> candidates(const ProfileInput& in, const std::vector<std::string>& names) {
-  std::vector<std::string> dirs = in.path_dirs;
-  for (const auto& d : standard_program_dirs()) dirs.push_back(d);
-  std::vector<std::string> out;
-  for (const auto& n : names) {
-    if (n.find('/') != std::string::npos) {
-      out.push_back(n);
-      continue;
-    }
-    for (const auto& d : dirs) out.push_back(d + "/" + n);
-  }
-  return unique(out);
+  return unique(program_candidates(in, names));
 }
 
 void programs(Builder& b, const ProfileInput& in) {
@@ -153,7 +142,8 @@ void programs(Builder& b, const ProfileInput& in) {
     b.line("(allow process-exec)");
   } else {
     auto allowed = candidates(in, p.allowed_commands);
-    b.paths("allow", "process-exec", "literal", "EXEC", allowed);
+    for (const auto& r : in.resolved_allowed) allowed.push_back(macos_path(r));
+    b.paths("allow", "process-exec", "literal", "EXEC", unique(allowed));
   }
   if (!p.blocked_commands.empty()) {
     auto denied = candidates(in, p.blocked_commands);
@@ -201,6 +191,24 @@ const std::vector<std::string>& standard_program_dirs() {
       "/bin",           "/usr/bin",          "/sbin",         "/usr/sbin",
       "/usr/local/bin", "/opt/homebrew/bin", "/opt/local/bin"};
   return dirs;
+}
+
+std::vector<std::string> program_candidates(const ProfileInput& in,
+                                            const std::vector<std::string>& names) {
+  std::vector<std::string> dirs = in.path_dirs;
+  for (const auto& d : standard_program_dirs()) dirs.push_back(d);
+  std::vector<std::string> out;
+  auto add = [&out](std::string path) {
+    if (std::find(out.begin(), out.end(), path) == out.end()) out.push_back(std::move(path));
+  };
+  for (const auto& n : names) {
+    if (n.find('/') != std::string::npos) {
+      add(n);
+      continue;
+    }
+    for (const auto& d : dirs) add(d + "/" + n);
+  }
+  return out;
 }
 
 std::string macos_path(const std::string& path) {

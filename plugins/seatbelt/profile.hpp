@@ -28,9 +28,13 @@ struct ProfileInput {
   std::vector<std::string> path_dirs;
   /// cordon's own state (Plan::protected_paths): neither readable nor writable.
   std::vector<std::string> protected_paths;
-  /// What the candidates of a program name resolve to on the host (symlinks followed), found
-  /// by the backend on macOS: Seatbelt matches an exec by the file's own path.
+  /// What the places a blocked program name is looked for resolve to on the host (symlinks
+  /// followed), found by the backend (host_programs.hpp): denied too, since Seatbelt matches an
+  /// exec by the path the kernel resolves.
   std::vector<std::string> resolved_programs;
+  /// The same for the allowed names (allowed_commands): allowed too, or an allowed program
+  /// reached through a symlink could not run.
+  std::vector<std::string> resolved_allowed;
 };
 
 /// A profile and the parameters it names, in the order they are to be passed.
@@ -42,6 +46,12 @@ struct Profile {
 /// The directories a program name is also looked for in, besides PATH: where macOS and its
 /// package managers put programs.
 const std::vector<std::string>& standard_program_dirs();
+
+/// Every place a program of `names` is looked for, as written (not yet as Seatbelt sees it):
+/// the name itself when it has a slash, else the name in each of `input.path_dirs`, then in
+/// each of standard_program_dirs(). Each once, in order.
+std::vector<std::string> program_candidates(const ProfileInput& input,
+                                            const std::vector<std::string>& names);
 
 /// `path` as Seatbelt sees it: macOS's symlinked top directories resolved (`/tmp`, `/var` and
 /// `/etc` are `/private/...`), lexically normal.

@@ -1,7 +1,9 @@
-// The seatbelt backend on a host that is not macOS: discovered, compiling, proving nothing.
+// The seatbelt backend: its probe (the canary on macOS, "macOS only" elsewhere), its run through
+// the launcher, and its profile compiled for review.
 #include "seatbelt_backend.hpp"
 
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <cordon/sdk/capabilities.hpp>
 #include <cordon/sdk/child.hpp>
@@ -9,6 +11,9 @@
 
 #include <filesystem>
 #include <sstream>
+
+#include "canary.hpp"
+#include "host_programs.hpp"
 
 namespace cordon::seatbelt {
 
@@ -51,8 +56,9 @@ std::vector<std::string> sandbox_exec_argv(const Profile& profile,
 }
 
 ProbeResult SeatbeltBackend::do_probe() {
-  ProbeResult r;
   std::string sys = system_name();
+  if (sys == "Darwin") return canary_probe(kSandboxExec);
+  ProbeResult r;
   r.available = false;
   r.reason = "macOS only: Seatbelt (sandbox-exec) is macOS's sandbox, and this host runs " + sys;
   for (auto id : cap::all()) r.proofs.push_back({std::string(id), false, "macOS only"});
@@ -71,9 +77,11 @@ RunResult run_sandboxed(const Plan& plan, OutputSink& sink, const std::string& l
   }
   fs::path run_dir(templ);
   ProfileInput in = profile_input(plan, run_dir.string());
+  add_program_links(in, find_program_links(in));
   std::error_code ec;
-  fs::create_directory(in.home, ec);
-  fs::create_directory(in.tmp, ec);
+  // The run's own HOME and TMPDIR, for the command's user alone (the caller's HOME exists).
+  if (plan.policy.filesystem.home != HomeMode::host) ::mkdir(in.home.c_str(), 0700);
+  ::mkdir(in.tmp.c_str(), 0700);
   Profile profile = generate_profile(in);
   sdk::ChildSpec spec = sdk::child_spec(plan, in.home);
   spec.argv = sandbox_exec_argv(profile, plan.argv);
@@ -94,12 +102,18 @@ RunResult SeatbeltBackend::do_run(const Plan& plan, OutputSink& sink) {
 }
 
 std::optional<std::string> SeatbeltBackend::do_compile(const Plan& plan) {
-  Profile p = generate_profile(profile_input(plan, "/private/tmp/cordon-run-RUN"));
+  ProfileInput in = profile_input(plan, "/private/tmp/cordon-run-RUN");
+  auto links = find_program_links(in);
+  add_program_links(in, links);
+  Profile p = generate_profile(in);
   std::string out = "; cordon's Seatbelt profile for policy '" + plan.policy.name + "'\n";
   out += "; run as: " + std::string(kSandboxExec) + " -p PROFILE";
   for (const auto& [name, value] : p.params) out += " -D" + name + "=<" + name + ">";
   out += " -- PROGRAM ARGS...\n; with the parameters:\n";
   for (const auto& [name, value] : p.params) out += ";   " + name + " = " + value + "\n";
+  // What actually runs: the symlinks among the programs' places, resolved on this host.
+  if (!links.empty()) out += "; programs that resolve to another file on this host:\n";
+  for (const auto& line : describe_program_links(links)) out += ";   " + line + "\n";
   return out + p.text;
 }
 

@@ -1,7 +1,8 @@
 // The seatbelt backend: macOS's kernel sandbox (sandbox-exec with an SBPL profile generated from
 // the policy, profile.hpp). cordon itself builds for Linux only, so here the backend is
 // discovered, compiles its profile for review (`cordon policy compile --backend seatbelt`) and
-// proves nothing: its probe says "macOS only", and dispatch refuses it with that reason.
+// proves nothing: its probe says "macOS only", and dispatch refuses it with that reason. On
+// macOS the probe is a canary run through sandbox-exec (canary.hpp).
 #pragma once
 
 #include <cordon/sdk/backend.hpp>
@@ -25,9 +26,10 @@ std::vector<std::string> sandbox_exec_argv(const Profile& profile,
                                            const std::vector<std::string>& argv);
 
 /// Runs `plan` under its profile through `launcher` (sandbox-exec, or a stand-in in the tests):
-/// a private HOME and TMPDIR of the run when the policy asks, the SDK's supervised child (the
-/// granted environment, rlimits, the deadline and the stop token, the process group killed,
-/// output capped by the caller), the report. What do_run() does on macOS.
+/// the programs' symlinks resolved on this host (host_programs.hpp), a private HOME and TMPDIR
+/// of the run when the policy asks, the SDK's supervised child (the granted environment,
+/// rlimits, the deadline and the stop token, the process group killed, output capped by the
+/// caller), the report. What do_run() does on macOS.
 RunResult run_sandboxed(const Plan& plan, OutputSink& sink, const std::string& launcher);
 
 class SeatbeltBackend final : public Backend {

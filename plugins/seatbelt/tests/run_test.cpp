@@ -1,15 +1,18 @@
 // The run path, on Linux, through a stand-in for sandbox-exec that records what it was given and
 // runs the command without any sandbox: what is checked here is the plumbing around the
-// launcher (the profile and its parameters handed over, the granted environment with a private
-// HOME and TMPDIR, the exit status, both streams, the deadline), never Seatbelt itself.
+// launcher (the profile and its parameters handed over, the programs' symlinks resolved, the
+// granted environment with a private HOME and TMPDIR, the exit status, both streams, the
+// deadline), never Seatbelt itself.
 #include <unistd.h>
 #include <cordon/policy_loader.hpp>
 #include <cordon/sdk/requirements.hpp>
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "backend_test_util.hpp"
 #include "seatbelt_backend.hpp"
@@ -76,6 +79,25 @@ TEST_CASE(
   CHECK(given.find("\n--\nsh\n-c\n") != std::string::npos);
 }
 
+TEST_CASE("seatbelt run: HOME and TMPDIR are the run's own, for its user alone, and go with it",
+          "[seatbelt]") {
+  StandIn s;
+  cordon::testing::CaptureSink sink;
+  auto r = run_sandboxed(
+      plan_for({"sh", "-c", "stat -c %a \"$HOME\" \"$TMPDIR\"; echo \"$HOME\" \"$TMPDIR\""}), sink,
+      s.launcher.string());
+  REQUIRE_FALSE(r.error);
+  std::istringstream out(sink.out);
+  std::string home_mode, tmp_mode, home, tmp;
+  out >> home_mode >> tmp_mode >> home >> tmp;
+  CHECK(home_mode == "700");
+  CHECK(tmp_mode == "700");
+  CHECK(home != "/root");
+  CHECK(fs::path(home).parent_path() == fs::path(tmp).parent_path());
+  CHECK_FALSE(fs::exists(home));  // removed with the run
+  CHECK_FALSE(fs::exists(tmp));
+}
+
 TEST_CASE("seatbelt run: the deadline ends the command", "[seatbelt]") {
   StandIn s;
   cordon::testing::CaptureSink sink;
@@ -84,4 +106,27 @@ TEST_CASE("seatbelt run: the deadline ends the command", "[seatbelt]") {
                          s.launcher.string());
   CHECK(r.timed_out);
   CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(10));
+}
+
+TEST_CASE("seatbelt run: a blocked program's symlink target reaches the launcher, denied",
+          "[seatbelt]") {
+  StandIn s;
+  fs::create_directories(s.dir / "bin");
+  fs::create_symlink("/bin/true", s.dir / "bin" / "fetch");
+  Plan plan = plan_for({"true"});
+  plan.policy.process.blocked_commands.push_back("fetch");
+  plan.env["PATH"] = (s.dir / "bin").string() + ":/usr/bin:/bin";
+  cordon::testing::CaptureSink sink;
+  auto r = run_sandboxed(plan, sink, s.launcher.string());
+  REQUIRE_FALSE(r.error);
+  // Each "-DNOEXEC_k=VALUE" the launcher was given, as the stand-in recorded it, one a line.
+  std::vector<std::string> denied;
+  std::istringstream given(s.given());
+  for (std::string line; std::getline(given, line);)
+    if (line.rfind("-DNOEXEC_", 0) == 0) denied.push_back(line.substr(line.find('=') + 1));
+  auto has = [&](const std::string& v) {
+    return std::find(denied.begin(), denied.end(), v) != denied.end();
+  };
+  CHECK(has(macos_path((s.dir / "bin" / "fetch").string())));
+  CHECK(has(macos_path(fs::canonical("/bin/true").string())));  // only through the link
 }

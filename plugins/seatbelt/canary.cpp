@@ -1,0 +1,234 @@
+// The canary probe (canary.hpp): three runs under the profile of a small policy, and the proofs
+// they back.
+#include "canary.hpp"
+
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <cordon/sdk/capabilities.hpp>
+#include <cordon/sdk/child.hpp>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "seatbelt_backend.hpp"
+
+namespace cordon::seatbelt {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// Prints $2 into the file $1: the write checks.
+constexpr const char* kWrite = "printf '%s\\n' \"$2\" > \"$1\"";
+// Prints the first line of the file $1 with the shell's own redirection, no other program.
+constexpr const char* kRead = "read -r line < \"$1\" && printf '%s\\n' \"$line\"";
+
+std::string random_token() {
+  std::random_device rd;
+  std::string out = "cordon-canary-";
+  for (int i = 0; i < 4; ++i) {
+    char b[9];
+    std::snprintf(b, sizeof b, "%08x", static_cast<unsigned>(rd()));
+    out += b;
+  }
+  return out;
+}
+
+// The canary's private directory: a directory it may write, one it may not, and a blocked file
+// that holds a random token. Removed with everything in it.
+struct CanaryDir {
+  std::string root, granted, outside, secret, token = random_token();
+  std::string error;  ///< why it could not be made; empty when it was
+
+  CanaryDir() {
+    std::string templ = (fs::temp_directory_path() / "cordon-seatbelt-canary-XXXXXX").string();
+    if (!::mkdtemp(templ.data())) {
+      error = "cannot make its directory under '" + fs::temp_directory_path().string() +
+              "': " + std::strerror(errno);
+      return;
+    }
+    root = templ;
+    granted = root + "/granted";
+    outside = root + "/outside";
+    secret = root + "/secret";
+    if (::mkdir(granted.c_str(), 0700) != 0 || ::mkdir(outside.c_str(), 0700) != 0) {
+      error = "cannot make its directories in '" + root + "': " + std::strerror(errno);
+      return;
+    }
+    std::ofstream(secret) << token << "\n";
+    if (read(secret) != token + "\n") error = "cannot write its blocked file '" + secret + "'";
+  }
+  ~CanaryDir() {
+    std::error_code ec;
+    if (!root.empty()) fs::remove_all(root, ec);
+  }
+  CanaryDir(const CanaryDir&) = delete;
+  CanaryDir& operator=(const CanaryDir&) = delete;
+
+  static std::string read(const std::string& file) {
+    std::ifstream in(file);
+    return {std::istreambuf_iterator<char>(in), {}};
+  }
+};
+
+// Keeps the start of what a canary run printed.
+class Collect final : public OutputSink {
+ public:
+  void write(Stream stream, std::string_view chunk) override {
+    std::string& to = stream == Stream::out ? out : err;
+    to.append(chunk.substr(0, kKeep - std::min(kKeep, to.size())));
+  }
+  static constexpr std::size_t kKeep = 4096;
+  std::string out, err;
+};
+
+// The canary's policy: everything readable but the blocked file, only `granted` writable.
+Plan canary_plan(const CanaryDir& d, const std::vector<std::string>& script_args,
+                 const char* script) {
+  Plan plan;
+  plan.policy.name = "seatbelt-canary";
+  auto& f = plan.policy.filesystem;
+  f.read_host = true;
+  f.read.clear();
+  f.write = {d.granted};
+  f.blocked = {d.secret};
+  plan.argv = {"/bin/sh", "-c", script, "cordon-canary"};
+  plan.argv.insert(plan.argv.end(), script_args.begin(), script_args.end());
+  plan.workspace = d.root;
+  plan.env = {{"PATH", "/usr/bin:/bin"}};
+  plan.deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  return plan;
+}
+
+struct Attempt {
+  RunResult result;
+  Collect seen;
+  // The command ran and ended on its own: its exit status says what the sandbox allowed.
+  bool ran() const { return !result.error && !result.timed_out && result.signal == 0; }
+  std::string outcome() const {
+    if (result.error) return result.error->what();
+    if (result.timed_out) return "timed out";
+    if (result.signal) return "killed by signal " + std::to_string(result.signal);
+    std::string line = seen.err.substr(0, seen.err.find('\n'));
+    return "exit " + std::to_string(result.exit_code) + (line.empty() ? "" : ": " + line);
+  }
+};
+
+Attempt attempt(const std::string& launcher, const CanaryDir& d,
+                const std::vector<std::string>& args, const char* script) {
+  Attempt a;
+  a.result = run_sandboxed(canary_plan(d, args, script), a.seen, launcher);
+  return a;
+}
+
+// Each check: "" when it held, else what went wrong. The write inside the grant comes first: it
+// shows that the launcher runs commands at all, so that the refusals after it mean something.
+std::string write_inside(const std::string& launcher, const CanaryDir& d) {
+  std::string file = d.granted + "/written";
+  Attempt a = attempt(launcher, d, {file, d.token}, kWrite);
+  if (!a.ran() || a.result.exit_code != 0)
+    return "a write inside the grant failed (" + a.outcome() + ")";
+  if (CanaryDir::read(file) != d.token + "\n")
+    return "a write inside the grant did not reach '" + file + "'";
+  return "";
+}
+
+std::string write_outside(const std::string& launcher, const CanaryDir& d) {
+  std::string file = d.outside + "/written";
+  Attempt a = attempt(launcher, d, {file, d.token}, kWrite);
+  std::error_code ec;
+  if ((a.ran() && a.result.exit_code == 0) || fs::exists(file, ec))
+    return "a write outside the grant worked ('" + file + "' was written)";
+  if (!a.ran()) return "the write outside the grant could not be tried (" + a.outcome() + ")";
+  return "";
+}
+
+std::string blocked_read(const std::string& launcher, const CanaryDir& d) {
+  Attempt a = attempt(launcher, d, {d.secret}, kRead);
+  bool shown = a.seen.out.find(d.token) != std::string::npos ||
+               a.seen.err.find(d.token) != std::string::npos;
+  if (shown) return "the blocked file '" + d.secret + "' was read (its content was printed)";
+  if (a.ran() && a.result.exit_code == 0)
+    return "the blocked file '" + d.secret + "' was read (the read succeeded)";
+  if (!a.ran()) return "the read of the blocked file could not be tried (" + a.outcome() + ")";
+  return "";
+}
+
+void prove(ProbeResult& r, std::string_view id, bool proven, std::string evidence) {
+  r.proofs.push_back({std::string(id), proven, std::move(evidence)});
+}
+
+// Once the canary held: what it checked, what the supervised child gives on any host, and why
+// each of the others is not proven.
+void prove_all(ProbeResult& r, const std::string& launcher) {
+  const std::string canary = "the canary through " + launcher;
+  const std::string unchecked = "not checked by the canary";
+  prove(r, cap::fs_read_confine, false, unchecked + " (it reads with read = \"host\")");
+  prove(r, cap::fs_read_block, false,
+        canary +
+            " could not read a blocked file, but Seatbelt matches paths: another name "
+            "(a hard link) of a blocked file is not denied, and none is looked for");
+  prove(r, cap::fs_write_confine, true,
+        canary + ": a write inside the grant worked, a write outside it was refused");
+  prove(r, cap::fs_exec_block, false,
+        "a blocked program's file stays readable, so a copy of it under another path runs; "
+        "multi-call programs (busybox) are not looked for");
+  prove(r, cap::fs_exec_confine, false, unchecked);
+  prove(r, cap::net_deny, false, unchecked);
+  prove(r, cap::net_ports, false, unchecked);
+  prove(r, cap::limit_memory, false,
+        "Seatbelt has no resource limits, and RLIMIT_AS bounds each process, not the sandbox");
+  prove(r, cap::limit_processes, false,
+        "Seatbelt has no resource limits, and RLIMIT_NPROC counts the user's processes");
+  prove(r, cap::limit_files, true, "RLIMIT_NOFILE on every process of the command");
+  prove(r, cap::limit_cpu, true, "RLIMIT_CPU on every process of the command");
+  prove(r, cap::limit_file_size, true, "RLIMIT_FSIZE on every process of the command");
+  prove(r, cap::limit_cpu_share, false, "Seatbelt has no CPU quota");
+  std::string evidence;
+  bool reaper = sdk::child_supervision_supported(evidence);
+  prove(r, cap::limit_timeout, reaper, evidence);
+  prove(r, cap::proc_isolate, false,
+        "sysctl-read is allowed, and with it the list of every process of the host");
+  prove(r, cap::proc_no_subprocess, false, unchecked);
+  prove(r, cap::ipc_isolate, false, "POSIX semaphores (ipc-posix-sem) are allowed");
+  prove(r, cap::env_grant, false, unchecked);
+  prove(r, cap::home_private, false, unchecked);
+  prove(r, cap::identity_unprivileged, false,
+        unchecked + ", and macOS has no no_new_privs to stop a setuid program");
+}
+
+ProbeResult refused(const std::string& why) {
+  ProbeResult r;
+  r.available = false;
+  r.reason = "seatbelt canary: " + why;
+  for (auto id : cap::all()) r.proofs.push_back({std::string(id), false, r.reason});
+  return r;
+}
+
+}  // namespace
+
+ProbeResult canary_probe(const std::string& launcher) {
+  CanaryDir d;
+  if (!d.error.empty()) return refused(d.error);
+  std::string failed;
+  for (auto check : {write_inside, write_outside, blocked_read})
+    if (std::string why = check(launcher, d); !why.empty())
+      failed += (failed.empty() ? "" : "; ") + why;
+  if (!failed.empty()) return refused(failed);
+  ProbeResult r;
+  r.available = true;
+  prove_all(r, launcher);
+  r.facts.push_back("the canary through " + launcher +
+                    ": a write inside the grant worked; a write outside it and a read of a "
+                    "blocked file were refused");
+  r.facts.push_back("cordon policy compile --backend seatbelt prints the profile it would use");
+  return r;
+}
+
+}  // namespace cordon::seatbelt

@@ -1,0 +1,21 @@
+// The probe on macOS: a canary run through the launcher under the profile of a small policy.
+// In a private directory it writes inside its write grant (which must work), writes outside it
+// (which must fail) and reads a blocked file (which must fail, its content never shown). Only
+// when all three hold does the launcher enforce the profile at all; the probe then proves what
+// the canary checked, and what needs nothing of Seatbelt (the rlimits and the deadline of the
+// SDK's supervised child). Every other capability stays unproven, with the reason why.
+#pragma once
+
+#include <cordon/sdk/backend.hpp>
+
+#include <string>
+
+namespace cordon::seatbelt {
+
+/// The probe of a host whose launcher is `launcher` (sandbox-exec by absolute path, or a
+/// stand-in in the tests), through run_sandboxed(). Available only when every canary check
+/// held; otherwise unavailable, with a reason that names each check that failed ("a write
+/// outside the grant worked ('…' was written)"), and every proof false. Never throws.
+ProbeResult canary_probe(const std::string& launcher);
+
+}  // namespace cordon::seatbelt

@@ -1,0 +1,181 @@
+// The canary probe (canary.hpp) on Linux, through stand-ins for sandbox-exec, both ways: a
+// stand-in that ignores the profile is refused, naming the check that failed; one that enforces
+// it with bwrap, reading the -D parameters it is given (the WRITE_ ones writable, the BLOCKED_
+// ones hidden, the rest of / read-only), proves; and stand-ins that break one check each are
+// refused by that check. Seatbelt itself is not exercised. Without a working bwrap the enforcing
+// cases are skipped with the reason, and fail under CI=true.
+#include <unistd.h>
+#include <cordon/sdk/capabilities.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "canary.hpp"
+
+using namespace cordon;
+using namespace cordon::seatbelt;
+namespace fs = std::filesystem;
+
+namespace {
+
+// What an enforcing stand-in leaves out, to break one canary check.
+struct Enforce {
+  bool writes = true;  ///< bind the WRITE_ parameters writable
+  bool hide = true;    ///< hide the BLOCKED_ parameters
+  bool leak = false;   ///< print the blocked files to stderr before running the command
+};
+
+// Seatbelt's /private/tmp is /tmp here: a parameter that does not exist loses its /private.
+constexpr const char* kBwrapStandIn = R"sh(
+binds=() hides=()
+while [ "$1" != -- ]; do
+  case "$1" in
+    -DWRITE_*=* | -DBLOCKED_*=*)
+      v=${1#*=}
+      [ -e "$v" ] || v=${v#/private}
+      if [ -e "$v" ]; then
+        case "$1" in
+          -DWRITE_*) [ "$WRITES" = 1 ] && binds+=(--bind "$v" "$v") ;;
+          *)
+            [ "$LEAK" = 1 ] && cat "$v" >&2
+            if [ "$HIDE" != 1 ]; then :
+            elif [ -d "$v" ]; then hides+=(--tmpfs "$v")
+            else hides+=(--ro-bind /dev/null "$v"); fi ;;
+        esac
+      fi ;;
+  esac
+  shift
+done
+shift
+exec bwrap --ro-bind / / --dev /dev "${binds[@]}" "${hides[@]}" -- "$@"
+)sh";
+
+struct StandIn {
+  fs::path dir = fs::temp_directory_path() / ("cordon-sbcanary-" + std::to_string(::getpid()));
+  fs::path launcher = dir / "sandbox-exec";
+  explicit StandIn(const std::string& script) {
+    fs::create_directories(dir);
+    std::ofstream(launcher) << script;
+    fs::permissions(launcher, fs::perms::owner_all);
+  }
+  ~StandIn() { fs::remove_all(dir); }
+  // The stand-in that ignores the profile and runs the command as it is (run_test.cpp's kind).
+  static StandIn ignoring() {
+    return StandIn("#!/bin/sh\nwhile [ \"$1\" != -- ]; do shift; done\nshift\nexec \"$@\"\n");
+  }
+  static std::string enforcing(Enforce e) {
+    return std::string("#!/bin/bash\nWRITES=") + (e.writes ? "1" : "0") +
+           " HIDE=" + (e.hide ? "1" : "0") + " LEAK=" + (e.leak ? "1" : "0") + "\n" + kBwrapStandIn;
+  }
+};
+
+// True when bwrap can make a read-only view of / here; else skipped, or failed under CI=true.
+bool bwrap_works() {
+  if (std::system("bwrap --ro-bind / / --dev /dev -- /bin/true >/dev/null 2>&1") == 0) return true;
+  std::string why = "bwrap is missing or cannot make its namespaces here";
+  const char* ci = std::getenv("CI");
+  if (ci && std::string(ci) == "true") FAIL("missing prerequisite: " << why);
+  WARN("skipped: " << why);
+  return false;
+}
+
+bool has(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+void check_refused(const ProbeResult& r) {
+  CHECK_FALSE(r.available);
+  CHECK(r.reason.rfind("seatbelt canary: ", 0) == 0);
+  CHECK(r.proofs.size() == cap::all().size());
+  for (const auto& p : r.proofs) CHECK_FALSE(p.proven);
+}
+
+}  // namespace
+
+TEST_CASE(
+    "seatbelt canary: a launcher that ignores the profile is refused: the write outside the "
+    "grant worked, the blocked file was read",
+    "[seatbelt]") {
+  StandIn s = StandIn::ignoring();
+  ProbeResult r = canary_probe(s.launcher.string());
+  INFO(r.reason);
+  check_refused(r);
+  CHECK(has(r.reason, "a write outside the grant worked ('"));
+  CHECK(has(r.reason, "/outside/written' was written)"));
+  CHECK(has(r.reason, "the blocked file '"));
+  CHECK(has(r.reason, "was read ("));
+  CHECK_FALSE(has(r.reason, "inside the grant"));
+}
+
+TEST_CASE("seatbelt canary: a launcher that runs nothing is refused: the write inside failed",
+          "[seatbelt]") {
+  StandIn s("#!/bin/sh\necho 'no sandbox here' >&2\nexit 71\n");
+  ProbeResult r = canary_probe(s.launcher.string());
+  INFO(r.reason);
+  check_refused(r);
+  CHECK(r.reason == "seatbelt canary: a write inside the grant failed (exit 71: no sandbox here)");
+}
+
+TEST_CASE("seatbelt canary: a launcher that enforces the profile proves what the canary checked",
+          "[seatbelt]") {
+  if (!bwrap_works()) return;
+  StandIn s(StandIn::enforcing({}));
+  ProbeResult r = canary_probe(s.launcher.string());
+  INFO(r.reason);
+  REQUIRE(r.available);
+  CHECK(r.reason.empty());
+  CHECK(r.proofs.size() == cap::all().size());
+  CHECK(r.proves(cap::fs_write_confine));
+  CHECK(has(r.evidence(cap::fs_write_confine), "the canary through " + s.launcher.string()));
+  CHECK(r.proves(cap::limit_files));
+  // What Seatbelt cannot keep, or the canary did not check, stays unproven with a reason.
+  for (auto id : {cap::limit_memory, cap::limit_processes, cap::limit_cpu_share, cap::fs_read_block,
+                  cap::fs_exec_block, cap::fs_read_confine, cap::net_deny, cap::proc_isolate,
+                  cap::identity_unprivileged}) {
+    INFO(id);
+    CHECK_FALSE(r.proves(id));
+    CHECK_FALSE(r.evidence(id).empty());
+  }
+  CHECK(has(r.evidence(cap::fs_read_block), "hard link"));
+}
+
+TEST_CASE("seatbelt canary: an enforcing launcher that does not hide the blocked file is refused",
+          "[seatbelt]") {
+  if (!bwrap_works()) return;
+  StandIn s(StandIn::enforcing({.hide = false}));
+  ProbeResult r = canary_probe(s.launcher.string());
+  INFO(r.reason);
+  check_refused(r);
+  CHECK(has(r.reason, "the blocked file '"));
+  CHECK(has(r.reason, "was read ("));
+  CHECK_FALSE(has(r.reason, "grant"));  // both writes behaved
+}
+
+TEST_CASE("seatbelt canary: an enforcing launcher that shows the blocked file's content is refused",
+          "[seatbelt]") {
+  if (!bwrap_works()) return;
+  StandIn s(StandIn::enforcing({.leak = true}));
+  ProbeResult r = canary_probe(s.launcher.string());
+  INFO(r.reason);
+  check_refused(r);
+  CHECK(has(r.reason, "was read (its content was printed)"));
+  CHECK_FALSE(has(r.reason, "grant"));
+}
+
+TEST_CASE(
+    "seatbelt canary: an enforcing launcher that grants no write is refused by the write "
+    "inside",
+    "[seatbelt]") {
+  if (!bwrap_works()) return;
+  StandIn s(StandIn::enforcing({.writes = false}));
+  ProbeResult r = canary_probe(s.launcher.string());
+  INFO(r.reason);
+  check_refused(r);
+  CHECK(has(r.reason, "a write inside the grant failed (exit "));
+  CHECK_FALSE(has(r.reason, "outside"));
+  CHECK_FALSE(has(r.reason, "blocked"));
+}

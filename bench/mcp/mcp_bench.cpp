@@ -30,14 +30,17 @@ struct Cost {
   double wall_ms = 0, cpu_ms = 0;
 };
 
-using cordon::bench::machine_busy_ms;
+using cordon::bench::settled_busy_ms;
 
+// Wall per run, and the machine's CPU per run, settled (machine_cpu.hpp).
 Cost measure(int n, const std::function<void()>& batch, int per_batch = 1) {
-  double cpu0 = machine_busy_ms();
-  auto t0 = Clock::now();
-  for (int i = 0; i < n / per_batch; ++i) batch();
-  double wall = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-  return {wall / n, (machine_busy_ms() - cpu0) / n};
+  double wall = 0;
+  double cpu = settled_busy_ms([&] {
+    auto t0 = Clock::now();
+    for (int i = 0; i < n / per_batch; ++i) batch();
+    wall = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  });
+  return {wall / n, cpu / n};
 }
 
 int run(const std::vector<std::string>& argv) {

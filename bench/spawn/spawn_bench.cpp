@@ -5,11 +5,13 @@
 //                                                 wall and CPU (robust on a busy machine)
 //   cordon-bench-spawn --once                     one probe + one run (used by the comparison)
 //
-// The commands run in rounds, each round running every command once, so that the machine's
-// drifting speed is the same for all; each figure is a command's median wall time over N rounds,
-// and the CPU time the whole machine spent per run (from /proc/stat: every process and kernel
-// thread, so also the kernel's deferred work such as tearing down a network namespace, which no
-// process is charged with; run it on an otherwise idle machine). "C++ API process" is this
+// Wall: the commands run in rounds, each round running every command once, so that the
+// machine's drifting speed is the same for all; each figure is a command's median wall time
+// over N rounds. CPU: the time the whole machine spent per run (from /proc/stat: every process
+// and kernel thread, so also the kernel's deferred work such as tearing down a network
+// namespace, which no process is charged with), measured over blocks of 20 runs of one command
+// whose window opens and closes on a settled machine (machine_cpu.hpp); run it on an
+// otherwise idle machine. "C++ API process" is this
 // program started with --once: a fresh process that creates the backend, probes it and runs
 // /bin/true under the standard policy (what `cordon run` does, minus the CLI's own start-up);
 // "run in a warm process" is one run of an already probed backend inside a long-lived process
@@ -82,7 +84,7 @@ struct Cost {
   double cpu = 0;
 };
 
-using cordon::bench::machine_busy_ms;
+using cordon::bench::settled_busy_ms;
 
 // A command to measure, and whether it runs with the probe cache off.
 struct Entry {
@@ -91,33 +93,58 @@ struct Entry {
   bool probe_cache_off = false;
 };
 
-// The median wall time of each entry over `runs` rounds, and the machine's CPU per run (the
-// busy time around each of its runs, summed). Each round runs every entry once, so that the
-// machine's speed, which drifts by a fifth within minutes here, is the same for all of them.
-std::vector<Cost> interleaved(const std::vector<Entry>& entries, int runs) {
+// The median wall time of each entry over `runs` rounds. Each round runs every entry once, so
+// that the machine's speed, which drifts by a fifth within minutes here, is the same for all.
+std::vector<double> interleaved_walls(const std::vector<Entry>& entries, int runs,
+                                      char* const* probe_off_env) {
+  std::vector<std::vector<double>> walls(entries.size());
+  for (int i = 0; i < runs; ++i) {
+    for (std::size_t k = 0; k < entries.size(); ++k) {
+      auto start = Clock::now();
+      run(entries[k].cmd, entries[k].probe_cache_off ? probe_off_env : environ);
+      walls[k].push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count());
+    }
+  }
+  std::vector<double> out;
+  for (auto& w : walls) {
+    std::sort(w.begin(), w.end());
+    out.push_back(w[w.size() / 2]);
+  }
+  return out;
+}
+
+// The machine's CPU per run of each entry, its deferred kernel work included: the kernel tears
+// a run's namespaces and cgroups down later, in its own threads, so a window around each run
+// alone would count that work with whichever command runs next. Each entry runs in blocks of
+// `block`, each measured settled (settled_busy_ms); blocks of all entries alternate, `rounds`
+// times.
+std::vector<double> settled_cpu(const std::vector<Entry>& entries, int rounds, int block,
+                                char* const* probe_off_env) {
+  std::vector<double> cpu(entries.size(), 0);
+  for (int r = 0; r < rounds; ++r)
+    for (std::size_t k = 0; k < entries.size(); ++k)
+      cpu[k] += settled_busy_ms([&] {
+        for (int i = 0; i < block; ++i)
+          run(entries[k].cmd, entries[k].probe_cache_off ? probe_off_env : environ);
+      });
+  for (auto& c : cpu) c /= rounds * block;
+  return cpu;
+}
+
+// Wall (interleaved_walls) and CPU (settled_cpu) of each entry.
+std::vector<Cost> measure(const std::vector<Entry>& entries, int runs) {
   std::vector<std::string> extra;
   for (char** e = environ; *e; ++e) extra.emplace_back(*e);
   extra.emplace_back("CORDON_PROBE_CACHE=off");
   std::vector<char*> probe_off_env;
   for (auto& e : extra) probe_off_env.push_back(e.data());
   probe_off_env.push_back(nullptr);
-
-  std::vector<std::vector<double>> walls(entries.size());
-  std::vector<double> busy(entries.size(), 0);
-  for (int i = 0; i < runs; ++i) {
-    for (std::size_t k = 0; k < entries.size(); ++k) {
-      double before = machine_busy_ms();
-      auto start = Clock::now();
-      run(entries[k].cmd, entries[k].probe_cache_off ? probe_off_env.data() : environ);
-      walls[k].push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count());
-      busy[k] += machine_busy_ms() - before;
-    }
-  }
+  std::vector<double> walls = interleaved_walls(entries, runs, probe_off_env.data());
+  int block = 20;
+  std::vector<double> cpu =
+      settled_cpu(entries, std::max(1, runs / block), block, probe_off_env.data());
   std::vector<Cost> out;
-  for (std::size_t k = 0; k < entries.size(); ++k) {
-    std::sort(walls[k].begin(), walls[k].end());
-    out.push_back({walls[k][walls[k].size() / 2], busy[k] / runs});
-  }
+  for (std::size_t k = 0; k < entries.size(); ++k) out.push_back({walls[k], cpu[k]});
   return out;
 }
 
@@ -212,10 +239,11 @@ InProcess measure_in_process(int runs) {
     runs_ms.push_back(std::chrono::duration<double, std::milli>(t2 - t1).count());
   }
   // The machine's CPU per run, over runs alone (a probe's namespaces are torn down later, by
-  // the kernel's workers, and would be counted with the runs that follow).
-  double busy = machine_busy_ms();
-  for (int i = 0; i < runs; ++i) warm.run(standard_plan(ws), sink);
-  double machine_cpu = (machine_busy_ms() - busy) / runs;
+  // the kernel's workers, and would be counted with the runs that follow), settled.
+  double machine_cpu = settled_busy_ms([&] {
+                         for (int i = 0; i < runs; ++i) warm.run(standard_plan(ws), sink);
+                       }) /
+                       runs;
   auto median = [](std::vector<double>& v) {
     std::sort(v.begin(), v.end());
     return v[v.size() / 2];
@@ -266,9 +294,9 @@ int main(int argc, char** argv) {
   Command full{CORDON_FULL_CLI, "run",      "--plugin-dir", CORDON_PLUGIN_DIR,
                "--backend",     "landlock", "--",           "/bin/true"};
   std::printf(
-      "spawn cost, median of %d rounds, each running every command once (this machine, "
-      "uid %d)\n",
-      runs, ::getuid());
+      "spawn cost (this machine, uid %d): wall, the median of %d rounds, each running every "
+      "command once; CPU, the machine's per run over blocks of 20 runs, settled\n",
+      ::getuid(), runs);
   if (!works(api)) {
     std::printf("landlock via the C++ API: does not run here (see stderr)\n");
     run({self, "--once"});
@@ -290,7 +318,7 @@ int main(int argc, char** argv) {
     entries.push_back({"  cordon run --help (start)", {CORDON_CLI, "run", "--help"}});
     entries.push_back({"  a C++ program doing nothing", {CORDON_BENCH_NOOP}});
   }
-  std::vector<Cost> costs = interleaved(entries, runs);
+  std::vector<Cost> costs = measure(entries, runs);
   Cost b = costs[0];
   Cost w{1, 1};
   for (std::size_t k = 0; k < entries.size(); ++k)

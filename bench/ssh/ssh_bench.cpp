@@ -33,18 +33,21 @@ struct Cost {
   double cpu_ms = 0;
 };
 
-using cordon::bench::machine_busy_ms;
+using cordon::bench::settled_busy_ms;
 
+// Wall per run, and the machine's CPU per run, settled (machine_cpu.hpp).
 Cost measure(int n, const std::function<bool()>& once) {
-  double cpu0 = machine_busy_ms();
-  auto t0 = Clock::now();
-  for (int i = 0; i < n; ++i)
-    if (!once()) {
-      std::fprintf(stderr, "bench-ssh: a command failed\n");
-      std::exit(1);
-    }
-  double wall = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-  return {wall / n, (machine_busy_ms() - cpu0) / n};
+  double wall = 0;
+  double cpu = settled_busy_ms([&] {
+    auto t0 = Clock::now();
+    for (int i = 0; i < n; ++i)
+      if (!once()) {
+        std::fprintf(stderr, "bench-ssh: a command failed\n");
+        std::exit(1);
+      }
+    wall = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  });
+  return {wall / n, cpu / n};
 }
 
 struct Sink final : cordon::OutputSink {

@@ -1,7 +1,7 @@
-// Parser, checker and evaluator of the SBPL subset cordon emits (sbpl.hpp). The checker is strict
-// about the subset; the evaluator follows Seatbelt's semantics for it: the last matching rule
-// wins, and the filters of one rule are alternatives.
+// Parser and checker of the SBPL subset cordon emits (sbpl.hpp). The checker is strict about the
+// subset; the evaluator is in sbpl_eval.cpp.
 #include "sbpl.hpp"
+#include "sbpl_forms.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -14,48 +14,7 @@ namespace cordon::seatbelt::test {
 
 namespace {
 
-using Params = std::map<std::string, std::string>;
-using Names = std::set<std::string, std::less<>>;
-using Kind = SExpr::Kind;
-constexpr auto npos = std::string_view::npos;
-
-std::string where(int line, int column) {
-  return std::to_string(line) + ":" + std::to_string(column) + ": ";
-}
-
-std::string where(const SExpr& e) { return where(e.line, e.column); }
-
-// clang-format off
-const Names& operations() {
-  static const Names names = {
-      "default", "process-exec", "process-fork", "process-info*", "signal", "sysctl-read",
-      "mach-lookup", "file-read*", "file-read-data", "file-read-metadata", "file-write*",
-      "file-write-data", "file-write-create", "file-write-unlink", "file-ioctl",
-      "file-map-executable", "network*", "network-outbound", "network-inbound", "network-bind",
-      "system-socket", "ipc-posix-sem", "ipc-posix-shm*", "pseudo-tty", "user-preference-read",
-      "iokit-open"};
-  return names;
-}
-// clang-format on
-
-// The symbol a list starts with, or null.
-const std::string* head(const SExpr& e) {
-  if (e.kind != Kind::list || e.items.empty() || e.items[0].kind != Kind::symbol) return nullptr;
-  return &e.items[0].text;
-}
-
-bool is_head(const SExpr& e, std::string_view name) { return head(e) && *head(e) == name; }
-
-bool is_symbol(const SExpr& e, std::string_view name) {
-  return e.kind == Kind::symbol && e.text == name;
-}
-
-bool is_rule(const SExpr& e) { return is_head(e, "allow") || is_head(e, "deny"); }
-
-bool is_default_rule(const SExpr& e) {
-  return is_rule(e) && std::any_of(e.items.begin() + 1, e.items.end(),
-                                   [](const SExpr& x) { return is_symbol(x, "default"); });
-}
+using namespace forms;
 
 bool mentions_no_sandbox(const SExpr& with) {
   return std::any_of(with.items.begin(), with.items.end(),
@@ -66,13 +25,6 @@ bool is_space(char c) { return std::isspace(static_cast<unsigned char>(c)); }
 
 bool is_digits(std::string_view text) {
   return !text.empty() && text.find_first_not_of("0123456789") == npos;
-}
-
-// "host:port" split at its last colon; no colon gives an empty port.
-std::pair<std::string_view, std::string_view> split_address(std::string_view address) {
-  auto colon = address.rfind(':');
-  if (colon == npos) return {address, ""};
-  return {address.substr(0, colon), address.substr(colon + 1)};
 }
 
 // Text to S-expressions, each with the line and column it starts at.
@@ -332,96 +284,6 @@ class Checker {
   }
 };
 
-// Evaluation: which rules match one operation on one object.
-
-const SExpr& arg(const SExpr& f, size_t i) {
-  if (i >= f.items.size()) throw std::runtime_error(where(f) + "missing argument");
-  return f.items[i];
-}
-
-bool operation_matches(std::string_view rule_op, std::string_view query) {
-  if (rule_op == "default") return true;
-  if (rule_op.ends_with('*')) return query.starts_with(rule_op.substr(0, rule_op.size() - 1));
-  return rule_op == query;
-}
-
-// A known operation, or one a known wildcard stands for (process-info-pidinfo).
-void check_query(std::string_view op) {
-  bool known = op != "default" && !op.ends_with('*') &&
-               (operations().contains(op) ||
-                std::any_of(operations().begin(), operations().end(), [op](const std::string& k) {
-                  return k.ends_with('*') && op.starts_with(k.substr(0, k.size() - 1) + "-");
-                }));
-  if (!known) throw std::invalid_argument("cannot query operation '" + std::string(op) + "'");
-}
-
-bool under(std::string_view object, std::string_view base) {
-  while (base.size() > 1 && base.ends_with('/')) base.remove_suffix(1);
-  if (base.empty()) return false;
-  if (base == "/") return object.starts_with('/');
-  return object == base ||
-         (object.starts_with(base) && object.substr(base.size()).starts_with('/'));
-}
-
-bool address_matches(std::string_view pattern, std::string_view object) {
-  auto [pattern_host, pattern_port] = split_address(pattern);
-  auto [host, port] = split_address(object);
-  return (pattern_host == "*" || pattern_host == host) &&
-         (pattern_port == "*" || pattern_port == port);
-}
-
-class Evaluator {
- public:
-  Evaluator(const Params& params, std::string_view operation, std::string_view object)
-      : params_(params), operation_(operation), object_(object) {}
-
-  // One of its operations names the query, and one of its filters (if any) matches the object.
-  bool rule_matches(const SExpr& rule) const {
-    bool named = std::any_of(rule.items.begin() + 1, rule.items.end(), [this](const SExpr& x) {
-      return x.kind == Kind::symbol && operation_matches(x.text, operation_);
-    });
-    if (!named) return false;
-    bool filtered = false;
-    for (auto it = rule.items.begin() + 1; it != rule.items.end(); ++it) {
-      if (it->kind != Kind::list || is_head(*it, "with")) continue;
-      filtered = true;
-      if (matches(*it)) return true;
-    }
-    return !filtered;
-  }
-
- private:
-  const Params& params_;
-  std::string_view operation_, object_;
-
-  bool matches(const SExpr& f) const {
-    const std::string* name = head(f);
-    if (!name) throw std::runtime_error(where(f) + "cannot evaluate a filter without a name");
-    const std::string& n = *name;
-    auto match = [this](const SExpr& x) { return matches(x); };
-    if (n == "literal") return path(f) == object_;
-    if (n == "subpath") return under(object_, path(f).value_or(""));
-    if (n == "require-all") return std::all_of(f.items.begin() + 1, f.items.end(), match);
-    if (n == "require-any") return std::any_of(f.items.begin() + 1, f.items.end(), match);
-    if (n == "require-not") return !matches(arg(f, 1));
-    if (n == "target" || n == "vnode-type") return true;
-    if (n == "global-name" || n == "socket-domain") return arg(f, 1).text == object_;
-    if (n == "remote" || n == "local") return address_matches(arg(f, 2).text, object_);
-    throw std::runtime_error(where(f) + "cannot evaluate filter '" + n + "'");
-  }
-
-  // The path of a literal or subpath; none for an unknown parameter.
-  std::optional<std::string> path(const SExpr& f) const {
-    const SExpr& p = arg(f, 1);
-    if (p.kind == Kind::string) return p.text;
-    if (!is_head(p, "param"))
-      throw std::runtime_error(where(p) + "cannot evaluate a path that is not (param \"NAME\")");
-    auto value = params_.find(arg(p, 1).text);
-    if (value == params_.end()) return std::nullopt;
-    return value->second;
-  }
-};
-
 }  // namespace
 
 std::vector<SExpr> parse_sbpl(std::string_view text) { return Parser(text).profile(); }
@@ -429,20 +291,6 @@ std::vector<SExpr> parse_sbpl(std::string_view text) { return Parser(text).profi
 std::vector<std::string> check_profile(const std::vector<SExpr>& profile,
                                        const std::map<std::string, std::string>& params) {
   return Checker(params).run(profile);
-}
-
-Verdict evaluate(const std::vector<SExpr>& profile,
-                 const std::map<std::string, std::string>& params, std::string_view operation,
-                 std::string_view object) {
-  check_query(operation);
-  if (std::none_of(profile.begin(), profile.end(), is_default_rule))
-    throw std::runtime_error("1:1: profile has no default rule");
-  Evaluator evaluator(params, operation, object);
-  Verdict verdict = Verdict::deny;
-  for (const SExpr& form : profile)
-    if (is_rule(form) && evaluator.rule_matches(form))
-      verdict = is_head(form, "allow") ? Verdict::allow : Verdict::deny;
-  return verdict;
 }
 
 }  // namespace cordon::seatbelt::test

@@ -4,6 +4,7 @@
 
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <cordon/sdk/capabilities.hpp>
 #include <cordon/sdk/child.hpp>
 
@@ -28,6 +29,9 @@ namespace fs = std::filesystem;
 constexpr const char* kWrite = "printf '%s\\n' \"$2\" > \"$1\"";
 // Prints the first line of the file $1 with the shell's own redirection, no other program.
 constexpr const char* kRead = "read -r line < \"$1\" && printf '%s\\n' \"$line\"";
+// Makes $2 a new hard link of the file $1, then prints its first line as kRead does.
+constexpr const char* kLinkRead =
+    "ln \"$1\" \"$2\" && read -r line < \"$2\" && printf '%s\\n' \"$line\"";
 
 std::string random_token() {
   std::random_device rd;
@@ -41,9 +45,10 @@ std::string random_token() {
 }
 
 // The canary's private directory: a directory it may write, one it may not, and a blocked file
-// that holds a random token. Removed with everything in it.
+// that holds a random token, with a second name (a hard link) beside it. Removed with
+// everything in it.
 struct CanaryDir {
-  std::string root, granted, outside, secret, token = random_token();
+  std::string root, granted, outside, secret, alias, token = random_token();
   std::string error;  ///< why it could not be made; empty when it was
 
   CanaryDir() {
@@ -57,12 +62,16 @@ struct CanaryDir {
     granted = root + "/granted";
     outside = root + "/outside";
     secret = root + "/secret";
+    alias = root + "/secret-alias";
     if (::mkdir(granted.c_str(), 0700) != 0 || ::mkdir(outside.c_str(), 0700) != 0) {
       error = "cannot make its directories in '" + root + "': " + std::strerror(errno);
       return;
     }
     std::ofstream(secret) << token << "\n";
-    if (read(secret) != token + "\n") error = "cannot write its blocked file '" + secret + "'";
+    if (read(secret) != token + "\n")
+      error = "cannot write its blocked file '" + secret + "'";
+    else if (::link(secret.c_str(), alias.c_str()) != 0)
+      error = "cannot make a second name of '" + secret + "': " + std::strerror(errno);
   }
   ~CanaryDir() {
     std::error_code ec;
@@ -149,15 +158,33 @@ std::string write_outside(const std::string& launcher, const CanaryDir& d) {
   return "";
 }
 
-std::string blocked_read(const std::string& launcher, const CanaryDir& d) {
-  Attempt a = attempt(launcher, d, {d.secret}, kRead);
+// `what` ("the blocked file '…'") read by `script` with `args`: "" when refused, unseen.
+std::string refused_read(const std::string& launcher, const CanaryDir& d,
+                         const std::vector<std::string>& args, const char* script,
+                         const std::string& what) {
+  Attempt a = attempt(launcher, d, args, script);
   bool shown = a.seen.out.find(d.token) != std::string::npos ||
                a.seen.err.find(d.token) != std::string::npos;
-  if (shown) return "the blocked file '" + d.secret + "' was read (its content was printed)";
-  if (a.ran() && a.result.exit_code == 0)
-    return "the blocked file '" + d.secret + "' was read (the read succeeded)";
-  if (!a.ran()) return "the read of the blocked file could not be tried (" + a.outcome() + ")";
+  if (shown) return what + " was read (its content was printed)";
+  if (a.ran() && a.result.exit_code == 0) return what + " was read (the read succeeded)";
+  if (!a.ran()) return "the read of " + what + " could not be tried (" + a.outcome() + ")";
   return "";
+}
+
+std::string blocked_read(const std::string& launcher, const CanaryDir& d) {
+  return refused_read(launcher, d, {d.secret}, kRead, "the blocked file '" + d.secret + "'");
+}
+
+// Seatbelt matches paths: the file under a name the policy does not list must be refused too.
+std::string other_name_read(const std::string& launcher, const CanaryDir& d) {
+  return refused_read(launcher, d, {d.alias}, kRead,
+                      "the blocked file's other name (a hard link) '" + d.alias + "'");
+}
+
+std::string new_link_read(const std::string& launcher, const CanaryDir& d) {
+  std::string link = d.granted + "/link";
+  return refused_read(launcher, d, {d.secret, link}, kLinkRead,
+                      "a hard link made to the blocked file in the grant ('" + link + "')");
 }
 
 void prove(ProbeResult& r, std::string_view id, bool proven, std::string evidence) {
@@ -166,14 +193,21 @@ void prove(ProbeResult& r, std::string_view id, bool proven, std::string evidenc
 
 // Once the canary held: what it checked, what the supervised child gives on any host, and why
 // each of the others is not proven.
-void prove_all(ProbeResult& r, const std::string& launcher) {
+void prove_all(ProbeResult& r, const std::string& launcher, const std::string& names_read) {
   const std::string canary = "the canary through " + launcher;
   const std::string unchecked = "not checked by the canary";
   prove(r, cap::fs_read_confine, false, unchecked + " (it reads with read = \"host\")");
-  prove(r, cap::fs_read_block, false,
-        canary +
-            " could not read a blocked file, but Seatbelt matches paths: another name "
-            "(a hard link) of a blocked file is not denied, and none is looked for");
+  if (names_read.empty())
+    prove(r, cap::fs_read_block, true,
+          canary +
+              ": a blocked file could not be read, nor its other name (a hard link found "
+              "beforehand and blocked with it), nor a hard link made to it in the write grant; "
+              "other names are looked for in a blocked file's directory and the writable "
+              "ones, and a run is refused when a link count says that some were not found");
+  else
+    prove(r, cap::fs_read_block, false,
+          canary + " could not read a blocked file by its own name, but " + names_read +
+              ": Seatbelt matches paths");
   prove(r, cap::fs_write_confine, true,
         canary + ": a write inside the grant worked, a write outside it was refused");
   prove(r, cap::fs_exec_block, false,
@@ -221,9 +255,15 @@ ProbeResult canary_probe(const std::string& launcher) {
     if (std::string why = check(launcher, d); !why.empty())
       failed += (failed.empty() ? "" : "; ") + why;
   if (!failed.empty()) return refused(failed);
+  // The launcher enforces the profile; whether it keeps a blocked file's other names decides
+  // one proof, not whether the backend can be used.
+  std::string names_read;
+  for (auto check : {other_name_read, new_link_read})
+    if (std::string why = check(launcher, d); !why.empty())
+      names_read += (names_read.empty() ? "" : "; ") + why;
   ProbeResult r;
   r.available = true;
-  prove_all(r, launcher);
+  prove_all(r, launcher, names_read);
   r.facts.push_back("the canary through " + launcher +
                     ": a write inside the grant worked; a write outside it and a read of a "
                     "blocked file were refused");

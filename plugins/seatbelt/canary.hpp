@@ -3,7 +3,9 @@
 // (which must fail) and reads a blocked file (which must fail, its content never shown). Only
 // when all three hold does the launcher enforce the profile at all; the probe then proves what
 // the canary checked, and what needs nothing of Seatbelt (the rlimits and the deadline of the
-// SDK's supervised child). Every other capability stays unproven, with the reason why.
+// SDK's supervised child). The blocked file has a second name (a hard link) beside it, and a
+// third is made in the write grant: fs.read.block is proven only if neither can be read
+// either. Every other capability stays unproven, with the reason why.
 #pragma once
 
 #include <cordon/sdk/backend.hpp>

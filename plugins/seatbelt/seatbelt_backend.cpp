@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "blocked_links.hpp"
 #include "canary.hpp"
 #include "host_programs.hpp"
 
@@ -30,6 +31,17 @@ std::vector<std::string> split_path(const std::string& path) {
   for (std::string d; std::getline(in, d, ':');)
     if (!d.empty() && d.front() == '/') dirs.push_back(d);
   return dirs;
+}
+
+// Where a command may write, so where an other name of a blocked file could have been planted:
+// the write grants, a HOME of the caller's, everything with write = "host". The run's own HOME
+// and TMPDIR are new.
+std::vector<std::string> writable_dirs(const ProfileInput& in) {
+  const auto& f = in.policy.filesystem;
+  if (f.write_host) return {"/"};
+  std::vector<std::string> w = f.write;
+  if (f.home == HomeMode::host) w.push_back(in.home.string());
+  return w;
 }
 
 }  // namespace
@@ -79,6 +91,15 @@ RunResult run_sandboxed(const Plan& plan, OutputSink& sink, const std::string& l
   ProfileInput in = profile_input(plan, run_dir.string());
   add_program_links(in, find_program_links(in));
   std::error_code ec;
+  std::vector<std::string> notes;
+  try {
+    notes = add_blocked_links(in, writable_dirs(in));
+  } catch (const Error& e) {
+    fs::remove_all(run_dir, ec);
+    RunResult r;
+    r.error = e;
+    return r;
+  }
   // The run's own HOME and TMPDIR, for the command's user alone (the caller's HOME exists).
   if (plan.policy.filesystem.home != HomeMode::host) ::mkdir(in.home.c_str(), 0700);
   ::mkdir(in.tmp.c_str(), 0700);
@@ -92,6 +113,7 @@ RunResult run_sandboxed(const Plan& plan, OutputSink& sink, const std::string& l
   RunResult r = sdk::child_result(sdk::run_child(spec, sink), plan);
   for (const auto& req : plan.requirements)
     r.report.push_back({req.id, "the generated Seatbelt profile (sandbox-exec)"});
+  r.notes.insert(r.notes.end(), notes.begin(), notes.end());
   fs::remove_all(run_dir, ec);
   return r;
 }
@@ -105,6 +127,8 @@ std::optional<std::string> SeatbeltBackend::do_compile(const Plan& plan) {
   ProfileInput in = profile_input(plan, "/private/tmp/cordon-run-RUN");
   auto links = find_program_links(in);
   add_program_links(in, links);
+  const std::vector<std::string> blocked = in.policy.filesystem.blocked;
+  auto notes = add_blocked_links(in, writable_dirs(in));
   Profile p = generate_profile(in);
   std::string out = "; cordon's Seatbelt profile for policy '" + plan.policy.name + "'\n";
   out += "; run as: " + std::string(kSandboxExec) + " -p PROFILE";
@@ -114,6 +138,13 @@ std::optional<std::string> SeatbeltBackend::do_compile(const Plan& plan) {
   // What actually runs: the symlinks among the programs' places, resolved on this host.
   if (!links.empty()) out += "; programs that resolve to another file on this host:\n";
   for (const auto& line : describe_program_links(links)) out += ";   " + line + "\n";
+  // The other names (hard links) of blocked files found on this host: blocked too.
+  const auto& all = in.policy.filesystem.blocked;
+  if (all.size() > blocked.size())
+    out += "; other names (hard links) of blocked files, blocked too:\n";
+  for (auto it = all.begin() + static_cast<std::ptrdiff_t>(blocked.size()); it != all.end(); ++it)
+    out += ";   " + *it + "\n";
+  for (const auto& n : notes) out += "; note: " + n + "\n";
   return out + p.text;
 }
 

@@ -27,6 +27,7 @@ struct Enforce {
   bool writes = true;  ///< bind the WRITE_ parameters writable
   bool hide = true;    ///< hide the BLOCKED_ parameters
   bool leak = false;   ///< print the blocked files to stderr before running the command
+  bool others = true;  ///< hide every BLOCKED_ parameter, not only the first (the file's own)
 };
 
 // Seatbelt's /private/tmp is /tmp here: a parameter that does not exist loses its /private.
@@ -43,6 +44,7 @@ while [ "$1" != -- ]; do
           *)
             [ "$LEAK" = 1 ] && cat "$v" >&2
             if [ "$HIDE" != 1 ]; then :
+            elif [ "$OTHERS" != 1 ] && [ "${1%%=*}" != -DBLOCKED_0 ]; then :
             elif [ -d "$v" ]; then hides+=(--tmpfs "$v")
             else hides+=(--ro-bind /dev/null "$v"); fi ;;
         esac
@@ -69,7 +71,8 @@ struct StandIn {
   }
   static std::string enforcing(Enforce e) {
     return std::string("#!/bin/bash\nWRITES=") + (e.writes ? "1" : "0") +
-           " HIDE=" + (e.hide ? "1" : "0") + " LEAK=" + (e.leak ? "1" : "0") + "\n" + kBwrapStandIn;
+           " HIDE=" + (e.hide ? "1" : "0") + " LEAK=" + (e.leak ? "1" : "0") +
+           " OTHERS=" + (e.others ? "1" : "0") + "\n" + kBwrapStandIn;
   }
 };
 
@@ -133,14 +136,32 @@ TEST_CASE("seatbelt canary: a launcher that enforces the profile proves what the
   CHECK(has(r.evidence(cap::fs_write_confine), "the canary through " + s.launcher.string()));
   CHECK(r.proves(cap::limit_files));
   // What Seatbelt cannot keep, or the canary did not check, stays unproven with a reason.
-  for (auto id : {cap::limit_memory, cap::limit_processes, cap::limit_cpu_share, cap::fs_read_block,
-                  cap::fs_exec_block, cap::fs_read_confine, cap::net_deny, cap::proc_isolate,
-                  cap::identity_unprivileged}) {
+  // Neither the blocked file's other name nor a hard link made to it could be read.
+  CHECK(r.proves(cap::fs_read_block));
+  CHECK(has(r.evidence(cap::fs_read_block), "nor its other name (a hard link"));
+  for (auto id :
+       {cap::limit_memory, cap::limit_processes, cap::limit_cpu_share, cap::fs_exec_block,
+        cap::fs_read_confine, cap::net_deny, cap::proc_isolate, cap::identity_unprivileged}) {
     INFO(id);
     CHECK_FALSE(r.proves(id));
     CHECK_FALSE(r.evidence(id).empty());
   }
-  CHECK(has(r.evidence(cap::fs_read_block), "hard link"));
+}
+
+TEST_CASE(
+    "seatbelt canary: a launcher that hides a blocked file under its own name only is usable, "
+    "and fs.read.block is not proven",
+    "[seatbelt]") {
+  if (!bwrap_works()) return;
+  StandIn s(StandIn::enforcing({.others = false}));
+  ProbeResult r = canary_probe(s.launcher.string());
+  INFO(r.reason);
+  REQUIRE(r.available);
+  CHECK(r.proves(cap::fs_write_confine));
+  CHECK_FALSE(r.proves(cap::fs_read_block));
+  INFO(r.evidence(cap::fs_read_block));
+  CHECK(has(r.evidence(cap::fs_read_block), "the blocked file's other name (a hard link) '"));
+  CHECK(has(r.evidence(cap::fs_read_block), "was read ("));
 }
 
 TEST_CASE("seatbelt canary: an enforcing launcher that does not hide the blocked file is refused",

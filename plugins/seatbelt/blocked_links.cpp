@@ -1,4 +1,4 @@
-// The other names of blocked files (blocked_links.hpp).
+// The other names of blocked files and programs (blocked_links.hpp).
 #include "blocked_links.hpp"
 
 #include <cordon/sdk/path_guard.hpp>
@@ -25,6 +25,17 @@ std::vector<std::string> add_blocked_links(ProfileInput& input,
                       std::to_string(kOtherNamesWalk) + " were not");
   }
   return notes;
+}
+
+void add_program_other_names(ProfileInput& input, const std::vector<std::string>& writable) {
+  std::vector<std::string> files = program_candidates(input, denied_program_names(input.policy));
+  files.insert(files.end(), input.resolved_programs.begin(), input.resolved_programs.end());
+  auto& out = input.resolved_programs;
+  for (const auto& file : files) {
+    if (file.empty() || file.front() != '/') continue;
+    for (auto& name : other_names_to_mask(file, writable).names)
+      if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(std::move(name));
+  }
 }
 
 }  // namespace cordon::seatbelt

@@ -15,6 +15,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
 #include <random>
 
 #include "seatbelt_backend.hpp"
@@ -29,6 +30,10 @@ namespace fs = std::filesystem;
 constexpr const char* kWrite = "printf '%s\\n' \"$2\" > \"$1\"";
 // Prints the first line of the file $1 with the shell's own redirection, no other program.
 constexpr const char* kRead = "read -r line < \"$1\" && printf '%s\\n' \"$line\"";
+// Runs the program $1.
+constexpr const char* kRun = "\"$1\"";
+// Copies the program $1 to $2 and runs the copy.
+constexpr const char* kCopyRun = "cp \"$1\" \"$2\"; chmod 700 \"$2\"; \"$2\"";
 // Makes $2 a new hard link of the file $1, then prints its first line as kRead does.
 constexpr const char* kLinkRead =
     "ln \"$1\" \"$2\" && read -r line < \"$2\" && printf '%s\\n' \"$line\"";
@@ -44,11 +49,11 @@ std::string random_token() {
   return out;
 }
 
-// The canary's private directory: a directory it may write, one it may not, and a blocked file
-// that holds a random token, with a second name (a hard link) beside it. Removed with
-// everything in it.
+// The canary's private directory: a directory it may write, one it may not, a blocked file that
+// holds a random token, with a second name (a hard link) beside it, and a blocked program that
+// prints the token. Removed with everything in it.
 struct CanaryDir {
-  std::string root, granted, outside, secret, alias, token = random_token();
+  std::string root, granted, outside, secret, alias, program, token = random_token();
   std::string error;  ///< why it could not be made; empty when it was
 
   CanaryDir() {
@@ -63,6 +68,7 @@ struct CanaryDir {
     outside = root + "/outside";
     secret = root + "/secret";
     alias = root + "/secret-alias";
+    program = root + "/blocked-program";
     if (::mkdir(granted.c_str(), 0700) != 0 || ::mkdir(outside.c_str(), 0700) != 0) {
       error = "cannot make its directories in '" + root + "': " + std::strerror(errno);
       return;
@@ -72,6 +78,8 @@ struct CanaryDir {
       error = "cannot write its blocked file '" + secret + "'";
     else if (::link(secret.c_str(), alias.c_str()) != 0)
       error = "cannot make a second name of '" + secret + "': " + std::strerror(errno);
+    else if (!make_program())
+      error = "cannot make its blocked program '" + program + "'";
   }
   ~CanaryDir() {
     std::error_code ec;
@@ -79,6 +87,11 @@ struct CanaryDir {
   }
   CanaryDir(const CanaryDir&) = delete;
   CanaryDir& operator=(const CanaryDir&) = delete;
+
+  bool make_program() const {
+    std::ofstream(program) << "#!/bin/sh\necho " << token << "\n";
+    return ::chmod(program.c_str(), 0755) == 0;
+  }
 
   static std::string read(const std::string& file) {
     std::ifstream in(file);
@@ -107,6 +120,7 @@ Plan canary_plan(const CanaryDir& d, const std::vector<std::string>& script_args
   f.read.clear();
   f.write = {d.granted};
   f.blocked = {d.secret};
+  plan.policy.process.blocked_commands = {d.program};
   plan.argv = {"/bin/sh", "-c", script, "cordon-canary"};
   plan.argv.insert(plan.argv.end(), script_args.begin(), script_args.end());
   plan.workspace = d.root;
@@ -187,17 +201,43 @@ std::string new_link_read(const std::string& launcher, const CanaryDir& d) {
                       "a hard link made to the blocked file in the grant ('" + link + "')");
 }
 
+// The blocked program run by `script` with `args`: "" when it did not run (its token unseen).
+std::string refused_run(const std::string& launcher, const CanaryDir& d,
+                        const std::vector<std::string>& args, const char* script,
+                        const std::string& what) {
+  Attempt a = attempt(launcher, d, args, script);
+  bool ran = a.seen.out.find(d.token) != std::string::npos ||
+             a.seen.err.find(d.token) != std::string::npos;
+  return ran ? what + " ran" : "";
+}
+
+std::string blocked_run(const std::string& launcher, const CanaryDir& d) {
+  return refused_run(launcher, d, {d.program}, kRun, "the blocked program '" + d.program + "'");
+}
+
+std::string copy_run(const std::string& launcher, const CanaryDir& d) {
+  std::string copy = d.granted + "/copy";
+  return refused_run(launcher, d, {d.program, copy}, kCopyRun,
+                     "a copy of the blocked program made in the grant ('" + copy + "')");
+}
+
 void prove(ProbeResult& r, std::string_view id, bool proven, std::string evidence) {
   r.proofs.push_back({std::string(id), proven, std::move(evidence)});
 }
 
 // Once the canary held: what it checked, what the supervised child gives on any host, and why
 // each of the others is not proven.
-void prove_all(ProbeResult& r, const std::string& launcher, const std::string& names_read) {
+// What the checks that decide one proof each found: "" when each held.
+struct Findings {
+  std::string names_read;  ///< fs.read.block: a blocked file's other names
+  std::string programs;    ///< fs.exec.block: a blocked program, or a copy of it
+};
+
+void prove_all(ProbeResult& r, const std::string& launcher, const Findings& found) {
   const std::string canary = "the canary through " + launcher;
   const std::string unchecked = "not checked by the canary";
   prove(r, cap::fs_read_confine, false, unchecked + " (it reads with read = \"host\")");
-  if (names_read.empty())
+  if (found.names_read.empty())
     prove(r, cap::fs_read_block, true,
           canary +
               ": a blocked file could not be read, nor its other name (a hard link found "
@@ -206,13 +246,19 @@ void prove_all(ProbeResult& r, const std::string& launcher, const std::string& n
               "ones, and a run is refused when a link count says that some were not found");
   else
     prove(r, cap::fs_read_block, false,
-          canary + " could not read a blocked file by its own name, but " + names_read +
+          canary + " could not read a blocked file by its own name, but " + found.names_read +
               ": Seatbelt matches paths");
   prove(r, cap::fs_write_confine, true,
         canary + ": a write inside the grant worked, a write outside it was refused");
-  prove(r, cap::fs_exec_block, false,
-        "a blocked program's file stays readable, so a copy of it under another path runs; "
-        "multi-call programs (busybox) are not looked for");
+  if (found.programs.empty())
+    prove(r, cap::fs_exec_block, true,
+          canary +
+              ": a blocked program did not run, nor a copy of it made in the write grant (its "
+              "file is not readable); it is denied under every name it is looked for by, the "
+              "files those resolve to and their other names (hard links), and multi-call "
+              "programs (busybox, toybox) are denied with it");
+  else
+    prove(r, cap::fs_exec_block, false, canary + ": " + found.programs);
   prove(r, cap::fs_exec_confine, false, unchecked);
   prove(r, cap::net_deny, false, unchecked);
   prove(r, cap::net_ports, false, unchecked);
@@ -237,6 +283,17 @@ void prove_all(ProbeResult& r, const std::string& launcher, const std::string& n
         unchecked + ", and macOS has no no_new_privs to stop a setuid program");
 }
 
+using Check = std::string (*)(const std::string& launcher, const CanaryDir& d);
+
+// What each of `checks` found, joined: "" when every one held.
+std::string failures(const std::string& launcher, const CanaryDir& d,
+                     std::initializer_list<Check> checks) {
+  std::string out;
+  for (Check check : checks)
+    if (std::string why = check(launcher, d); !why.empty()) out += (out.empty() ? "" : "; ") + why;
+  return out;
+}
+
 ProbeResult refused(const std::string& why) {
   ProbeResult r;
   r.available = false;
@@ -250,20 +307,16 @@ ProbeResult refused(const std::string& why) {
 ProbeResult canary_probe(const std::string& launcher) {
   CanaryDir d;
   if (!d.error.empty()) return refused(d.error);
-  std::string failed;
-  for (auto check : {write_inside, write_outside, blocked_read})
-    if (std::string why = check(launcher, d); !why.empty())
-      failed += (failed.empty() ? "" : "; ") + why;
-  if (!failed.empty()) return refused(failed);
-  // The launcher enforces the profile; whether it keeps a blocked file's other names decides
-  // one proof, not whether the backend can be used.
-  std::string names_read;
-  for (auto check : {other_name_read, new_link_read})
-    if (std::string why = check(launcher, d); !why.empty())
-      names_read += (names_read.empty() ? "" : "; ") + why;
+  if (std::string failed = failures(launcher, d, {write_inside, write_outside, blocked_read});
+      !failed.empty())
+    return refused(failed);
+  // The launcher enforces the profile; what it does with a blocked file's other names and with
+  // a blocked program decides one proof each, not whether the backend can be used.
+  Findings found{failures(launcher, d, {other_name_read, new_link_read}),
+                 failures(launcher, d, {blocked_run, copy_run})};
   ProbeResult r;
   r.available = true;
-  prove_all(r, launcher, names_read);
+  prove_all(r, launcher, found);
   r.facts.push_back("the canary through " + launcher +
                     ": a write inside the grant worked; a write outside it and a read of a "
                     "blocked file were refused");

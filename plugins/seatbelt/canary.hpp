@@ -5,7 +5,8 @@
 // the canary checked, and what needs nothing of Seatbelt (the rlimits and the deadline of the
 // SDK's supervised child). The blocked file has a second name (a hard link) beside it, and a
 // third is made in the write grant: fs.read.block is proven only if neither can be read
-// either. Every other capability stays unproven, with the reason why.
+// either. A blocked program that prints the token must not run, nor a copy of it made in the
+// grant: fs.exec.block. Every other capability stays unproven, with the reason why.
 #pragma once
 
 #include <cordon/sdk/backend.hpp>

@@ -32,7 +32,7 @@ void add_links(const ProfileInput& in, const std::vector<std::string>& names, bo
 std::vector<ProgramLink> find_program_links(const ProfileInput& input) {
   const auto& p = input.policy.process;
   std::vector<ProgramLink> out;
-  add_links(input, p.blocked_commands, true, out);
+  add_links(input, denied_program_names(input.policy), true, out);
   // Without an allow-list every program may run: an allowed name's target needs no rule.
   if (!p.allowed_commands.empty()) add_links(input, p.allowed_commands, false, out);
   return out;

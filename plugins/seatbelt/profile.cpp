@@ -107,15 +107,34 @@ void files(Builder& b, const ProfileInput& in) {
     b.paths("allow", "file-write*", "subpath", "WRITE", writable(in));
 }
 
+// Every path a program name may be executed by, as Seatbelt sees it.
+std::vector<std::string> candidates(const ProfileInput& in, const std::vector<std::string>& names) {
+  return unique(program_candidates(in, names));
+}
+
+// The blocked programs under every name they are looked for by, and the files those resolve to.
+std::vector<std::string> denied_programs(const ProfileInput& in) {
+  auto names = denied_program_names(in.policy);
+  if (names.empty()) return {};
+  auto denied = candidates(in, names);
+  for (const auto& r : in.resolved_programs) denied.push_back(macos_path(r));
+  return unique(denied);
+}
+
 // Denials come after the grants: the last matching rule wins.
 void blocked(Builder& b, const ProfileInput& in) {
   std::vector<std::string> all = in.policy.filesystem.blocked;
   all.insert(all.end(), in.protected_paths.begin(), in.protected_paths.end());
   auto paths = unique(all);
-  if (paths.empty()) return;
-  b.comment("blocked paths and cordon's own state: not read, listed, written or executed");
-  b.paths("deny", "file-read* file-write* process-exec", "subpath", "BLOCKED", paths);
-  // Nor moved out of the way: no unlink or rename of a blocked path or of a writable ancestor.
+  auto programs = denied_programs(in);
+  if (paths.empty() && programs.empty()) return;
+  if (!paths.empty()) {
+    b.comment("blocked paths and cordon's own state: not read, listed, written or executed");
+    b.paths("deny", "file-read* file-write* process-exec", "subpath", "BLOCKED", paths);
+  }
+  // Nor moved out of the way: no unlink or rename of a blocked path or program, or of an
+  // ancestor the command may write.
+  paths.insert(paths.end(), programs.begin(), programs.end());
   std::vector<std::string> pinned;
   auto w = writable(in);
   for (const auto& p : paths)
@@ -129,11 +148,6 @@ void blocked(Builder& b, const ProfileInput& in) {
   b.paths("deny", "file-write-unlink", "literal", "PINNED", pinned);
 }
 
-// Every path a program name may be executed by, as Seatbelt sees it.
-std::vector<std::string> candidates(const ProfileInput& in, const std::vector<std::string>& names) {
-  return unique(program_candidates(in, names));
-}
-
 void programs(Builder& b, const ProfileInput& in) {
   const auto& p = in.policy.process;
   b.comment(p.allowed_commands.empty() ? "programs: any may run"
@@ -145,11 +159,11 @@ void programs(Builder& b, const ProfileInput& in) {
     for (const auto& r : in.resolved_allowed) allowed.push_back(macos_path(r));
     b.paths("allow", "process-exec", "literal", "EXEC", unique(allowed));
   }
-  if (!p.blocked_commands.empty()) {
-    auto denied = candidates(in, p.blocked_commands);
-    for (const auto& r : in.resolved_programs) denied.push_back(macos_path(r));
-    b.comment("blocked programs, under every name they are looked for by");
-    b.paths("deny", "process-exec", "literal", "NOEXEC", unique(denied));
+  if (auto denied = denied_programs(in); !denied.empty()) {
+    b.comment(
+        "blocked programs, under every name they are looked for by: not run, and not read, "
+        "since a copy of one would run");
+    b.paths("deny", "process-exec file-read-data", "literal", "NOEXEC", denied);
   }
   if (!p.allow_subprocess) {
     b.comment("no subprocess: the command itself is the only process");
@@ -191,6 +205,12 @@ const std::vector<std::string>& standard_program_dirs() {
       "/bin",           "/usr/bin",          "/sbin",         "/usr/sbin",
       "/usr/local/bin", "/opt/homebrew/bin", "/opt/local/bin"};
   return dirs;
+}
+
+std::vector<std::string> denied_program_names(const Policy& policy) {
+  std::vector<std::string> names = policy.process.blocked_commands;
+  if (!names.empty()) names.insert(names.end(), {"busybox", "toybox"});
+  return names;
 }
 
 std::vector<std::string> program_candidates(const ProfileInput& in,

@@ -47,6 +47,12 @@ struct Profile {
 /// package managers put programs.
 const std::vector<std::string>& standard_program_dirs();
 
+/// The program names whose files are neither run nor read: the blocked commands and, when there
+/// are any, the multi-call programs (`busybox`, `toybox`), which could run a blocked program's
+/// code under their own name (`busybox su`); which names one provides is not read (macOS's
+/// programs are not ELF files).
+std::vector<std::string> denied_program_names(const Policy& policy);
+
 /// Every place a program of `names` is looked for, as written (not yet as Seatbelt sees it):
 /// the name itself when it has a slash, else the name in each of `input.path_dirs`, then in
 /// each of standard_program_dirs(). Each once, in order.

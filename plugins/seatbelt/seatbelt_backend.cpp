@@ -94,6 +94,7 @@ RunResult run_sandboxed(const Plan& plan, OutputSink& sink, const std::string& l
   std::vector<std::string> notes;
   try {
     notes = add_blocked_links(in, writable_dirs(in));
+    add_program_other_names(in, writable_dirs(in));
   } catch (const Error& e) {
     fs::remove_all(run_dir, ec);
     RunResult r;
@@ -129,6 +130,7 @@ std::optional<std::string> SeatbeltBackend::do_compile(const Plan& plan) {
   add_program_links(in, links);
   const std::vector<std::string> blocked = in.policy.filesystem.blocked;
   auto notes = add_blocked_links(in, writable_dirs(in));
+  add_program_other_names(in, writable_dirs(in));
   Profile p = generate_profile(in);
   std::string out = "; cordon's Seatbelt profile for policy '" + plan.policy.name + "'\n";
   out += "; run as: " + std::string(kSandboxExec) + " -p PROFILE";

@@ -28,6 +28,7 @@ struct Enforce {
   bool hide = true;    ///< hide the BLOCKED_ parameters
   bool leak = false;   ///< print the blocked files to stderr before running the command
   bool others = true;  ///< hide every BLOCKED_ parameter, not only the first (the file's own)
+  bool noexec = true;  ///< hide the NOEXEC_ parameters (the blocked programs)
 };
 
 // Seatbelt's /private/tmp is /tmp here: a parameter that does not exist loses its /private.
@@ -35,12 +36,13 @@ constexpr const char* kBwrapStandIn = R"sh(
 binds=() hides=()
 while [ "$1" != -- ]; do
   case "$1" in
-    -DWRITE_*=* | -DBLOCKED_*=*)
+    -DWRITE_*=* | -DBLOCKED_*=* | -DNOEXEC_*=*)
       v=${1#*=}
       [ -e "$v" ] || v=${v#/private}
       if [ -e "$v" ]; then
         case "$1" in
           -DWRITE_*) [ "$WRITES" = 1 ] && binds+=(--bind "$v" "$v") ;;
+          -DNOEXEC_*) [ "$NOEXEC" = 1 ] && [ -f "$v" ] && hides+=(--ro-bind /dev/null "$v") ;;
           *)
             [ "$LEAK" = 1 ] && cat "$v" >&2
             if [ "$HIDE" != 1 ]; then :
@@ -72,7 +74,8 @@ struct StandIn {
   static std::string enforcing(Enforce e) {
     return std::string("#!/bin/bash\nWRITES=") + (e.writes ? "1" : "0") +
            " HIDE=" + (e.hide ? "1" : "0") + " LEAK=" + (e.leak ? "1" : "0") +
-           " OTHERS=" + (e.others ? "1" : "0") + "\n" + kBwrapStandIn;
+           " OTHERS=" + (e.others ? "1" : "0") + " NOEXEC=" + (e.noexec ? "1" : "0") + "\n" +
+           kBwrapStandIn;
   }
 };
 
@@ -139,9 +142,12 @@ TEST_CASE("seatbelt canary: a launcher that enforces the profile proves what the
   // Neither the blocked file's other name nor a hard link made to it could be read.
   CHECK(r.proves(cap::fs_read_block));
   CHECK(has(r.evidence(cap::fs_read_block), "nor its other name (a hard link"));
+  // Nor did the blocked program run, nor a copy of it.
+  CHECK(r.proves(cap::fs_exec_block));
+  CHECK(has(r.evidence(cap::fs_exec_block), "nor a copy of it"));
   for (auto id :
-       {cap::limit_memory, cap::limit_processes, cap::limit_cpu_share, cap::fs_exec_block,
-        cap::fs_read_confine, cap::net_deny, cap::proc_isolate, cap::identity_unprivileged}) {
+       {cap::limit_memory, cap::limit_processes, cap::limit_cpu_share, cap::fs_read_confine,
+        cap::net_deny, cap::proc_isolate, cap::identity_unprivileged}) {
     INFO(id);
     CHECK_FALSE(r.proves(id));
     CHECK_FALSE(r.evidence(id).empty());
@@ -199,4 +205,20 @@ TEST_CASE(
   CHECK(has(r.reason, "a write inside the grant failed (exit "));
   CHECK_FALSE(has(r.reason, "outside"));
   CHECK_FALSE(has(r.reason, "blocked"));
+}
+
+TEST_CASE(
+    "seatbelt canary: a launcher that lets a blocked program run is usable, and fs.exec.block "
+    "is not proven",
+    "[seatbelt]") {
+  if (!bwrap_works()) return;
+  StandIn s(StandIn::enforcing({.noexec = false}));
+  ProbeResult r = canary_probe(s.launcher.string());
+  INFO(r.reason);
+  REQUIRE(r.available);
+  CHECK(r.proves(cap::fs_read_block));
+  CHECK_FALSE(r.proves(cap::fs_exec_block));
+  INFO(r.evidence(cap::fs_exec_block));
+  CHECK(has(r.evidence(cap::fs_exec_block), "the blocked program '"));
+  CHECK(has(r.evidence(cap::fs_exec_block), "a copy of the blocked program made in the grant"));
 }

@@ -66,6 +66,14 @@ bool exec_allowed(const ProfileInput& in, const std::string& path) {
   return test::evaluate(parsed, params, "process-exec", path) == test::Verdict::allow;
 }
 
+// The profile of `in`, asked whether a file's content may be read.
+bool data_readable(const ProfileInput& in, const std::string& path) {
+  Profile p = generate_profile(in);
+  std::map<std::string, std::string> params(p.params.begin(), p.params.end());
+  return test::evaluate(test::parse_sbpl(p.text), params, "file-read-data", path) ==
+         test::Verdict::allow;
+}
+
 bool has(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
@@ -128,6 +136,11 @@ TEST_CASE(
   in.policy.process.blocked_commands = {(d.bin / "curl").string(), "no-such-program", "bin/ok",
                                         "plain"};
   auto links = find_program_links(in);
+  // The multi-call programs denied with any blocked name are looked up too: not these names.
+  std::erase_if(links, [](const ProgramLink& l) {
+    auto base = fs::path(l.candidate).filename();
+    return base == "busybox" || base == "toybox";
+  });
   REQUIRE(links.size() == 1);
   CHECK(links[0].candidate == (d.bin / "curl").string());
   CHECK(links[0].target == fs::canonical(d.real / "curl-real").string());
@@ -149,4 +162,28 @@ TEST_CASE("seatbelt backend: policy compile shows the programs' links resolved o
   CHECK(has(*text,
             "\n;   " + (d.bin / "curl").string() + " -> " + target + " (blocked: denied too)\n"));
   CHECK(has(*text, " = " + macos_path(target) + "\n"));  // a parameter
+}
+
+TEST_CASE(
+    "seatbelt host programs: a multi-call program is neither run nor read once any command is "
+    "blocked, and is left alone otherwise",
+    "[seatbelt]") {
+  LinkDir d;
+  LinkDir::program(d.real / "busybox-real");
+  fs::create_symlink(d.real / "busybox-real", d.bin / "busybox");
+  ProfileInput in = profile_input(plan_with_path(d), "/private/tmp/r");
+  in.policy.process.blocked_commands.clear();
+  add_program_links(in, find_program_links(in));
+  CHECK(exec_allowed(in, macos_path((d.bin / "busybox").string())));
+  CHECK(exec_allowed(in, d.target("busybox-real")));
+  in.policy.process.blocked_commands = {"curl"};
+  in.resolved_programs.clear();
+  add_program_links(in, find_program_links(in));
+  CHECK_FALSE(exec_allowed(in, macos_path((d.bin / "busybox").string())));
+  CHECK_FALSE(exec_allowed(in, d.target("busybox-real")));  // through its link
+  CHECK(exec_allowed(in, d.target("ok-real")));
+  // Nor read, so that no copy of one runs; a program that is not denied stays readable.
+  CHECK_FALSE(data_readable(in, d.target("busybox-real")));
+  CHECK_FALSE(data_readable(in, d.target("curl-real")));
+  CHECK(data_readable(in, d.target("ok-real")));
 }

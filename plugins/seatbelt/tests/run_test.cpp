@@ -112,7 +112,10 @@ TEST_CASE("seatbelt run: a blocked program's symlink target reaches the launcher
           "[seatbelt]") {
   StandIn s;
   fs::create_directories(s.dir / "bin");
-  fs::create_symlink("/bin/true", s.dir / "bin" / "fetch");
+  fs::create_directories(s.dir / "real");
+  std::ofstream(s.dir / "real" / "fetch-real") << "#!/bin/sh\nexit 0\n";
+  fs::permissions(s.dir / "real" / "fetch-real", fs::perms::owner_all);
+  fs::create_symlink(s.dir / "real" / "fetch-real", s.dir / "bin" / "fetch");
   Plan plan = plan_for({"true"});
   plan.policy.process.blocked_commands.push_back("fetch");
   plan.env["PATH"] = (s.dir / "bin").string() + ":/usr/bin:/bin";
@@ -128,5 +131,5 @@ TEST_CASE("seatbelt run: a blocked program's symlink target reaches the launcher
     return std::find(denied.begin(), denied.end(), v) != denied.end();
   };
   CHECK(has(macos_path((s.dir / "bin" / "fetch").string())));
-  CHECK(has(macos_path(fs::canonical("/bin/true").string())));  // only through the link
+  CHECK(has(macos_path(fs::canonical(s.dir / "real" / "fetch-real").string())));  // by the link
 }

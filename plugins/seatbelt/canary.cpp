@@ -1,8 +1,11 @@
-// The canary probe (canary.hpp): three runs under the profile of a small policy, and the proofs
-// they back.
+// The canary probe (canary.hpp): its private directory, its checks, each a run under the profile
+// of a small policy, and the verdict; what its findings prove is in canary_proofs.cpp.
 #include "canary.hpp"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <stdlib.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <cordon/sdk/capabilities.hpp>
@@ -17,7 +20,9 @@
 #include <fstream>
 #include <initializer_list>
 #include <random>
+#include <sstream>
 
+#include "canary_proofs.hpp"
 #include "seatbelt_backend.hpp"
 
 namespace cordon::seatbelt {
@@ -34,6 +39,11 @@ constexpr const char* kRead = "read -r line < \"$1\" && printf '%s\\n' \"$line\"
 constexpr const char* kRun = "\"$1\"";
 // Copies the program $1 to $2 and runs the copy.
 constexpr const char* kCopyRun = "cp \"$1\" \"$2\"; chmod 700 \"$2\"; \"$2\"";
+// Connects to 127.0.0.1 on the port $1 (bash's /dev/tcp: no other program needed).
+constexpr const char* kConnect = "exec 3<>\"/dev/tcp/127.0.0.1/$1\" && echo connected";
+// Shows HOME: its mode, its entries, its path.
+constexpr const char* kHome =
+    "ls -ld \"$HOME\" && ls -A \"$HOME\" && printf 'home=%s\\n' \"$HOME\"";
 // Makes $2 a new hard link of the file $1, then prints its first line as kRead does.
 constexpr const char* kLinkRead =
     "ln \"$1\" \"$2\" && read -r line < \"$2\" && printf '%s\\n' \"$line\"";
@@ -110,9 +120,15 @@ class Collect final : public OutputSink {
   std::string out, err;
 };
 
+// How a canary script runs: by which shell, with the network allowed or not.
+struct Shape {
+  const char* shell = "/bin/sh";
+  bool network = false;
+};
+
 // The canary's policy: everything readable but the blocked file, only `granted` writable.
 Plan canary_plan(const CanaryDir& d, const std::vector<std::string>& script_args,
-                 const char* script) {
+                 const char* script, Shape shape) {
   Plan plan;
   plan.policy.name = "seatbelt-canary";
   auto& f = plan.policy.filesystem;
@@ -121,7 +137,8 @@ Plan canary_plan(const CanaryDir& d, const std::vector<std::string>& script_args
   f.write = {d.granted};
   f.blocked = {d.secret};
   plan.policy.process.blocked_commands = {d.program};
-  plan.argv = {"/bin/sh", "-c", script, "cordon-canary"};
+  plan.policy.network.allow = shape.network;
+  plan.argv = {shape.shell, "-c", script, "cordon-canary"};
   plan.argv.insert(plan.argv.end(), script_args.begin(), script_args.end());
   plan.workspace = d.root;
   plan.env = {{"PATH", "/usr/bin:/bin"}};
@@ -144,11 +161,31 @@ struct Attempt {
 };
 
 Attempt attempt(const std::string& launcher, const CanaryDir& d,
-                const std::vector<std::string>& args, const char* script) {
+                const std::vector<std::string>& args, const char* script, Shape shape = {}) {
   Attempt a;
-  a.result = run_sandboxed(canary_plan(d, args, script), a.seen, launcher);
+  a.result = run_sandboxed(canary_plan(d, args, script, shape), a.seen, launcher);
   return a;
 }
+
+// A TCP listener on 127.0.0.1 for the network check; `port` 0 when none could be made.
+struct Listener {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  int port = 0;
+  Listener() {
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    if (fd >= 0 && ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+        ::listen(fd, 8) == 0 && ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0)
+      port = ntohs(a.sin_port);
+  }
+  ~Listener() {
+    if (fd >= 0) ::close(fd);
+  }
+  Listener(const Listener&) = delete;
+  Listener& operator=(const Listener&) = delete;
+};
 
 // Each check: "" when it held, else what went wrong. The write inside the grant comes first: it
 // shows that the launcher runs commands at all, so that the refusals after it mean something.
@@ -221,66 +258,40 @@ std::string copy_run(const std::string& launcher, const CanaryDir& d) {
                      "a copy of the blocked program made in the grant ('" + copy + "')");
 }
 
-void prove(ProbeResult& r, std::string_view id, bool proven, std::string evidence) {
-  r.proofs.push_back({std::string(id), proven, std::move(evidence)});
+// A connection to a listener of the host's loopback: it must work with the network allowed (so
+// that the attempt means something) and fail with it denied.
+std::string network_reached(const std::string& launcher, const CanaryDir& d) {
+  Listener l;
+  if (l.port == 0) return "the canary could not listen on 127.0.0.1 to try";
+  std::vector<std::string> args = {std::to_string(l.port)};
+  Attempt allowed = attempt(launcher, d, args, kConnect, {"/bin/bash", true});
+  if (allowed.seen.out.find("connected") == std::string::npos)
+    return "with the network allowed, a connection to 127.0.0.1 failed too (" + allowed.outcome() +
+           "), so its refusal would prove nothing";
+  Attempt denied = attempt(launcher, d, args, kConnect, {"/bin/bash", false});
+  if (denied.seen.out.find("connected") != std::string::npos)
+    return "a connection to the host's 127.0.0.1:" + args[0] + " worked with the network denied";
+  return "";
 }
 
-// Once the canary held: what it checked, what the supervised child gives on any host, and why
-// each of the others is not proven.
-// What the checks that decide one proof each found: "" when each held.
-struct Findings {
-  std::string names_read;  ///< fs.read.block: a blocked file's other names
-  std::string programs;    ///< fs.exec.block: a blocked program, or a copy of it
-};
-
-void prove_all(ProbeResult& r, const std::string& launcher, const Findings& found) {
-  const std::string canary = "the canary through " + launcher;
-  const std::string unchecked = "not checked by the canary";
-  prove(r, cap::fs_read_confine, false, unchecked + " (it reads with read = \"host\")");
-  if (found.names_read.empty())
-    prove(r, cap::fs_read_block, true,
-          canary +
-              ": a blocked file could not be read, nor its other name (a hard link found "
-              "beforehand and blocked with it), nor a hard link made to it in the write grant; "
-              "other names are looked for in a blocked file's directory and the writable "
-              "ones, and a run is refused when a link count says that some were not found");
-  else
-    prove(r, cap::fs_read_block, false,
-          canary + " could not read a blocked file by its own name, but " + found.names_read +
-              ": Seatbelt matches paths");
-  prove(r, cap::fs_write_confine, true,
-        canary + ": a write inside the grant worked, a write outside it was refused");
-  if (found.programs.empty())
-    prove(r, cap::fs_exec_block, true,
-          canary +
-              ": a blocked program did not run, nor a copy of it made in the write grant (its "
-              "file is not readable); it is denied under every name it is looked for by, the "
-              "files those resolve to and their other names (hard links), and multi-call "
-              "programs (busybox, toybox) are denied with it");
-  else
-    prove(r, cap::fs_exec_block, false, canary + ": " + found.programs);
-  prove(r, cap::fs_exec_confine, false, unchecked);
-  prove(r, cap::net_deny, false, unchecked);
-  prove(r, cap::net_ports, false, unchecked);
-  prove(r, cap::limit_memory, false,
-        "Seatbelt has no resource limits, and RLIMIT_AS bounds each process, not the sandbox");
-  prove(r, cap::limit_processes, false,
-        "Seatbelt has no resource limits, and RLIMIT_NPROC counts the user's processes");
-  prove(r, cap::limit_files, true, "RLIMIT_NOFILE on every process of the command");
-  prove(r, cap::limit_cpu, true, "RLIMIT_CPU on every process of the command");
-  prove(r, cap::limit_file_size, true, "RLIMIT_FSIZE on every process of the command");
-  prove(r, cap::limit_cpu_share, false, "Seatbelt has no CPU quota");
-  std::string evidence;
-  bool reaper = sdk::child_supervision_supported(evidence);
-  prove(r, cap::limit_timeout, reaper, evidence);
-  prove(r, cap::proc_isolate, false,
-        "sysctl-read is allowed, and with it the list of every process of the host");
-  prove(r, cap::proc_no_subprocess, false, unchecked);
-  prove(r, cap::ipc_isolate, false, "POSIX semaphores (ipc-posix-sem) are allowed");
-  prove(r, cap::env_grant, false, unchecked);
-  prove(r, cap::home_private, false, unchecked);
-  prove(r, cap::identity_unprivileged, false,
-        unchecked + ", and macOS has no no_new_privs to stop a setuid program");
+// HOME: a directory of the run for its user alone, empty, not the caller's, gone after the run.
+std::string home_shared(const std::string& launcher, const CanaryDir& d) {
+  Attempt a = attempt(launcher, d, {}, kHome);
+  if (!a.ran() || a.result.exit_code != 0)
+    return "HOME could not be looked at (" + a.outcome() + ")";
+  std::istringstream out(a.seen.out);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(out, line);) lines.push_back(line);
+  if (lines.size() != 2 || lines[1].rfind("home=", 0) != 0)
+    return "HOME was not empty (entries in it: " + std::to_string(lines.size() - 2) + ")";
+  if (lines[0].rfind("drwx------", 0) != 0)
+    return "HOME is not a directory for its user alone (" + lines[0] + ")";
+  std::string home = lines[1].substr(5);
+  const char* caller = std::getenv("HOME");
+  if (caller && home == caller) return "HOME is the caller's own ('" + home + "')";
+  std::error_code ec;
+  if (fs::exists(home, ec)) return "HOME ('" + home + "') outlived the run";
+  return "";
 }
 
 using Check = std::string (*)(const std::string& launcher, const CanaryDir& d);
@@ -312,11 +323,13 @@ ProbeResult canary_probe(const std::string& launcher) {
     return refused(failed);
   // The launcher enforces the profile; what it does with a blocked file's other names and with
   // a blocked program decides one proof each, not whether the backend can be used.
-  Findings found{failures(launcher, d, {other_name_read, new_link_read}),
-                 failures(launcher, d, {blocked_run, copy_run})};
+  CanaryFindings found{failures(launcher, d, {other_name_read, new_link_read}),
+                       failures(launcher, d, {blocked_run, copy_run}),
+                       failures(launcher, d, {network_reached}),
+                       failures(launcher, d, {home_shared})};
   ProbeResult r;
   r.available = true;
-  prove_all(r, launcher, found);
+  prove_canary(r, launcher, found);
   r.facts.push_back("the canary through " + launcher +
                     ": a write inside the grant worked; a write outside it and a read of a "
                     "blocked file were refused");

@@ -29,13 +29,18 @@ struct Enforce {
   bool leak = false;   ///< print the blocked files to stderr before running the command
   bool others = true;  ///< hide every BLOCKED_ parameter, not only the first (the file's own)
   bool noexec = true;  ///< hide the NOEXEC_ parameters (the blocked programs)
+  bool net = true;     ///< a network namespace of its own unless the profile allows the network
+  bool plant = false;  ///< leave a file in HOME before running the command
 };
 
 // Seatbelt's /private/tmp is /tmp here: a parameter that does not exist loses its /private.
 constexpr const char* kBwrapStandIn = R"sh(
-binds=() hides=()
+binds=() hides=() net=()
 while [ "$1" != -- ]; do
   case "$1" in
+    -p)
+      shift
+      case "$1" in *"(allow network"*) ;; *) [ "$NET" = 1 ] && net=(--unshare-net) ;; esac ;;
     -DWRITE_*=* | -DBLOCKED_*=* | -DNOEXEC_*=*)
       v=${1#*=}
       [ -e "$v" ] || v=${v#/private}
@@ -55,7 +60,8 @@ while [ "$1" != -- ]; do
   shift
 done
 shift
-exec bwrap --ro-bind / / --dev /dev "${binds[@]}" "${hides[@]}" -- "$@"
+[ "$PLANT" = 1 ] && touch "$HOME/planted"
+exec bwrap --ro-bind / / --dev /dev "${net[@]}" "${binds[@]}" "${hides[@]}" -- "$@"
 )sh";
 
 struct StandIn {
@@ -74,8 +80,8 @@ struct StandIn {
   static std::string enforcing(Enforce e) {
     return std::string("#!/bin/bash\nWRITES=") + (e.writes ? "1" : "0") +
            " HIDE=" + (e.hide ? "1" : "0") + " LEAK=" + (e.leak ? "1" : "0") +
-           " OTHERS=" + (e.others ? "1" : "0") + " NOEXEC=" + (e.noexec ? "1" : "0") + "\n" +
-           kBwrapStandIn;
+           " OTHERS=" + (e.others ? "1" : "0") + " NOEXEC=" + (e.noexec ? "1" : "0") +
+           " NET=" + (e.net ? "1" : "0") + " PLANT=" + (e.plant ? "1" : "0") + "\n" + kBwrapStandIn;
   }
 };
 
@@ -145,9 +151,13 @@ TEST_CASE("seatbelt canary: a launcher that enforces the profile proves what the
   // Nor did the blocked program run, nor a copy of it.
   CHECK(r.proves(cap::fs_exec_block));
   CHECK(has(r.evidence(cap::fs_exec_block), "nor a copy of it"));
+  // The host's loopback was out of reach with the network denied, and HOME was the run's own.
+  CHECK(r.proves(cap::net_deny));
+  CHECK(r.proves(cap::home_private));
+  CHECK(has(r.evidence(cap::home_private), "not the caller's"));
   for (auto id :
        {cap::limit_memory, cap::limit_processes, cap::limit_cpu_share, cap::fs_read_confine,
-        cap::net_deny, cap::proc_isolate, cap::identity_unprivileged}) {
+        cap::env_grant, cap::proc_isolate, cap::identity_unprivileged}) {
     INFO(id);
     CHECK_FALSE(r.proves(id));
     CHECK_FALSE(r.evidence(id).empty());
@@ -221,4 +231,33 @@ TEST_CASE(
   INFO(r.evidence(cap::fs_exec_block));
   CHECK(has(r.evidence(cap::fs_exec_block), "the blocked program '"));
   CHECK(has(r.evidence(cap::fs_exec_block), "a copy of the blocked program made in the grant"));
+}
+
+TEST_CASE(
+    "seatbelt canary: a launcher that leaves the host's network reachable is usable, and "
+    "net.deny is not proven",
+    "[seatbelt]") {
+  if (!bwrap_works()) return;
+  StandIn s(StandIn::enforcing({.net = false}));
+  ProbeResult r = canary_probe(s.launcher.string());
+  INFO(r.reason);
+  REQUIRE(r.available);
+  CHECK(r.proves(cap::fs_write_confine));
+  CHECK_FALSE(r.proves(cap::net_deny));
+  INFO(r.evidence(cap::net_deny));
+  CHECK(has(r.evidence(cap::net_deny), "worked with the network denied"));
+}
+
+TEST_CASE(
+    "seatbelt canary: a HOME that is not empty when the command starts is usable, and "
+    "home.private is not proven",
+    "[seatbelt]") {
+  if (!bwrap_works()) return;
+  StandIn s(StandIn::enforcing({.plant = true}));
+  ProbeResult r = canary_probe(s.launcher.string());
+  INFO(r.reason);
+  REQUIRE(r.available);
+  CHECK(r.proves(cap::net_deny));
+  CHECK_FALSE(r.proves(cap::home_private));
+  CHECK(has(r.evidence(cap::home_private), "HOME was not empty (entries in it: 1)"));
 }

@@ -2,9 +2,11 @@
 // the launcher, and its profile compiled for review.
 #include "seatbelt_backend.hpp"
 
+#include <fcntl.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
+#include <unistd.h>
 #include <cordon/sdk/capabilities.hpp>
 #include <cordon/sdk/child.hpp>
 #include <cordon/sdk/error.hpp>
@@ -44,6 +46,14 @@ std::vector<std::string> writable_dirs(const ProfileInput& in) {
   return w;
 }
 
+// A file of the run's, created here and readable by its owner alone.
+bool write_new_file(const std::string& path, const std::string& text) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) return false;
+  bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  return ::close(fd) == 0 && ok;
+}
+
 }  // namespace
 
 ProfileInput profile_input(const Plan& plan, const std::string& run_dir) {
@@ -58,9 +68,9 @@ ProfileInput profile_input(const Plan& plan, const std::string& run_dir) {
   return in;
 }
 
-std::vector<std::string> sandbox_exec_argv(const Profile& profile,
+std::vector<std::string> sandbox_exec_argv(const Profile& profile, const std::string& profile_file,
                                            const std::vector<std::string>& argv) {
-  std::vector<std::string> out = {kSandboxExec, "-p", profile.text};
+  std::vector<std::string> out = {kSandboxExec, "-f", profile_file};
   for (const auto& [name, value] : profile.params) out.push_back("-D" + name + "=" + value);
   out.push_back("--");
   out.insert(out.end(), argv.begin(), argv.end());
@@ -105,8 +115,15 @@ RunResult run_sandboxed(const Plan& plan, OutputSink& sink, const std::string& l
   if (plan.policy.filesystem.home != HomeMode::host) ::mkdir(in.home.c_str(), 0700);
   ::mkdir(in.tmp.c_str(), 0700);
   Profile profile = generate_profile(in);
+  std::string profile_file = (run_dir / "profile.sb").string();
+  if (!write_new_file(profile_file, profile.text)) {
+    fs::remove_all(run_dir, ec);
+    RunResult r;
+    r.error = Error(code::kIsolationFailed, "cannot write the run's profile " + profile_file);
+    return r;
+  }
   sdk::ChildSpec spec = sdk::child_spec(plan, in.home);
-  spec.argv = sandbox_exec_argv(profile, plan.argv);
+  spec.argv = sandbox_exec_argv(profile, profile_file, plan.argv);
   spec.argv.front() = launcher;
   spec.exec_paths = {launcher};
   std::erase_if(spec.env, [](const std::string& v) { return v.rfind("TMPDIR=", 0) == 0; });
@@ -133,7 +150,7 @@ std::optional<std::string> SeatbeltBackend::do_compile(const Plan& plan) {
   add_program_other_names(in, writable_dirs(in));
   Profile p = generate_profile(in);
   std::string out = "; cordon's Seatbelt profile for policy '" + plan.policy.name + "'\n";
-  out += "; run as: " + std::string(kSandboxExec) + " -p PROFILE";
+  out += "; run as: " + std::string(kSandboxExec) + " -f PROFILE_FILE";
   for (const auto& [name, value] : p.params) out += " -D" + name + "=<" + name + ">";
   out += " -- PROGRAM ARGS...\n; with the parameters:\n";
   for (const auto& [name, value] : p.params) out += ";   " + name + " = " + value + "\n";

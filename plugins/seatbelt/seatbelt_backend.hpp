@@ -21,8 +21,9 @@ inline constexpr const char* kSandboxExec = "/usr/bin/sandbox-exec";
 /// `run_dir`, the granted PATH's directories, cordon's own state.
 ProfileInput profile_input(const Plan& plan, const std::string& run_dir);
 
-/// The argv that runs `argv` under `profile`: sandbox-exec -p PROFILE -D NAME=VALUE... -- argv.
-std::vector<std::string> sandbox_exec_argv(const Profile& profile,
+/// The argv that runs `argv` under `profile`, whose text is in the file `profile_file`:
+/// sandbox-exec -f PROFILE_FILE -D NAME=VALUE... -- argv.
+std::vector<std::string> sandbox_exec_argv(const Profile& profile, const std::string& profile_file,
                                            const std::vector<std::string>& argv);
 
 /// Runs `plan` under its profile through `launcher` (sandbox-exec, or a stand-in in the tests):

@@ -38,9 +38,9 @@ constexpr const char* kBwrapStandIn = R"sh(
 binds=() hides=() net=()
 while [ "$1" != -- ]; do
   case "$1" in
-    -p)
+    -f)
       shift
-      case "$1" in *"(allow network"*) ;; *) [ "$NET" = 1 ] && net=(--unshare-net) ;; esac ;;
+      case "$(cat "$1")" in *"(allow network"*) ;; *) [ "$NET" = 1 ] && net=(--unshare-net) ;; esac ;;
     -DWRITE_*=* | -DBLOCKED_*=* | -DNOEXEC_*=*)
       v=${1#*=}
       [ -e "$v" ] || v=${v#/private}

@@ -194,8 +194,11 @@ TEST_CASE("seatbelt backend: here it proves nothing, says why, and compiles for 
   auto text = b.compile(plan);
   REQUIRE(text);
   CHECK(text->find("(deny default)") != std::string::npos);
-  auto argv = sandbox_exec_argv(generate_profile(profile_input(plan, "/private/tmp/r")), {"ls"});
+  auto argv = sandbox_exec_argv(generate_profile(profile_input(plan, "/private/tmp/r")),
+                                "/private/tmp/r/profile.sb", {"ls"});
   CHECK(argv.front() == "/usr/bin/sandbox-exec");
+  CHECK(argv[1] == "-f");
+  CHECK(argv[2] == "/private/tmp/r/profile.sb");
   CHECK(argv[argv.size() - 2] == "--");
   CHECK(argv.back() == "ls");
 }

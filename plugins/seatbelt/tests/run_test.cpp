@@ -27,10 +27,13 @@ struct StandIn {
   fs::path dir = fs::temp_directory_path() / ("cordon-sbx-" + std::to_string(::getpid()));
   fs::path launcher = dir / "sandbox-exec";
   fs::path args = dir / "args";
+  fs::path profile = dir / "profile";  // a copy of the profile file it was given, and its mode
   StandIn() {
     fs::create_directories(dir);
     std::ofstream(launcher) << "#!/bin/sh\nprintf '%s\\n' \"$@\" > '" << args.string()
-                            << "'\nwhile [ \"$1\" != -- ]; do shift; done\nshift\nexec \"$@\"\n";
+                            << "'\n[ \"$1\" = -f ] && cp \"$2\" '" << profile.string()
+                            << "' && stat -c %a \"$2\" > '" << profile.string() << ".mode'"
+                            << "\nwhile [ \"$1\" != -- ]; do shift; done\nshift\nexec \"$@\"\n";
     fs::permissions(launcher, fs::perms::owner_all);
   }
   ~StandIn() { fs::remove_all(dir); }
@@ -74,7 +77,16 @@ TEST_CASE(
   CHECK(sink.out.find("TMPDIR=") != std::string::npos);
   CHECK(sink.out.find("USER=") == std::string::npos);  // nothing inherited
   std::string given = s.given();
-  CHECK(given.rfind("-p\n(version 1)\n(deny default)\n", 0) == 0);
+  // The profile in a file of the run's own, for its owner alone, gone with the run.
+  REQUIRE(given.rfind("-f\n", 0) == 0);
+  std::string file = given.substr(3, given.find('\n', 3) - 3);
+  CHECK(fs::path(file).filename() == "profile.sb");
+  CHECK_FALSE(fs::exists(file));
+  std::ifstream copy(s.profile), mode(s.profile.string() + ".mode");
+  std::string text{std::istreambuf_iterator<char>(copy), {}}, bits;
+  mode >> bits;
+  CHECK(text.rfind("(version 1)\n(deny default)\n", 0) == 0);
+  CHECK(bits == "600");
   CHECK(given.find("\n-DREAD_0=/usr\n") != std::string::npos);
   CHECK(given.find("\n--\nsh\n-c\n") != std::string::npos);
 }

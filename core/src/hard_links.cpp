@@ -92,6 +92,13 @@ void walk(const std::string& dir, std::map<Identity, Linked>& linked, std::size_
 
 }  // namespace
 
+std::string unwalked_note(const std::string& path) {
+  return "blocked directory '" + path +
+         "' holds too many entries to check each file for other names (hard links): those "
+         "beyond the first " +
+         std::to_string(kOtherNamesWalk) + " were not";
+}
+
 OtherNames other_names_to_mask(const std::string& path, const std::vector<std::string>& writable,
                                std::size_t limit) {
   OtherNames out;

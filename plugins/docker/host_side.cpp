@@ -89,11 +89,7 @@ std::vector<BlockedPath> blocked_paths(const Plan& plan, std::vector<std::string
     if (!p.exists) continue;
     OtherNames others = other_names_to_mask(b, writable);
     for (auto& name : others.names) out.push_back({name, true, false});
-    if (!others.walked_all)
-      notes.push_back("blocked directory '" + b +
-                      "' holds too many entries to check each file for other names (hard "
-                      "links): those beyond the first " +
-                      std::to_string(kOtherNamesWalk) + " were not");
+    if (!others.walked_all) notes.push_back(unwalked_note(b));
   }
   return out;
 }

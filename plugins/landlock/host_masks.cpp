@@ -60,11 +60,7 @@ void add_blocked(const std::vector<std::string>& given, const Writable& w, HostV
       ResolvedPath n = resolve_path(name, LinkRule::outside_bases, w.dirs);
       if (n.exists && !n.refused) add_mask(view.blocked, {n.path, n.dir, n.dev, n.ino}, w, view);
     }
-    if (!others.walked_all)
-      view.notes.push_back("blocked directory '" + r.path +
-                           "' holds too many entries to check each file for other names (hard "
-                           "links): those beyond the first " +
-                           std::to_string(kOtherNamesWalk) + " were not");
+    if (!others.walked_all) view.notes.push_back(unwalked_note(r.path));
   }
 }
 

@@ -18,11 +18,7 @@ std::vector<std::string> add_blocked_links(ProfileInput& input,
     for (auto& name : others.names)
       if (std::find(blocked.begin(), blocked.end(), name) == blocked.end())
         blocked.push_back(std::move(name));
-    if (!others.walked_all)
-      notes.push_back("blocked directory '" + path +
-                      "' holds too many entries to check each file for other names (hard "
-                      "links): those beyond the first " +
-                      std::to_string(kOtherNamesWalk) + " were not");
+    if (!others.walked_all) notes.push_back(unwalked_note(path));
   }
   return notes;
 }

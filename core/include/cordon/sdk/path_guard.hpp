@@ -89,4 +89,8 @@ CORDON_API OtherNames other_names_to_mask(const std::string& path,
                                           const std::vector<std::string>& writable,
                                           std::size_t limit = kOtherNamesWalk);
 
+/// The run's note for a blocked directory `path` whose entries other_names_to_mask() did not
+/// all look at (OtherNames::walked_all false).
+CORDON_API std::string unwalked_note(const std::string& path);
+
 }  // namespace cordon

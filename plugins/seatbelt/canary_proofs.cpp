@@ -27,28 +27,18 @@ void prove_canary(ProbeResult& r, const std::string& launcher, const CanaryFindi
   const std::string canary = "the canary through " + launcher;
   const std::string unchecked = "not checked by the canary";
   prove(r, cap::fs_read_confine, false, unchecked + " (it reads with read = \"host\")");
-  if (found.names_read.empty())
-    prove(r, cap::fs_read_block, true,
-          canary +
-              ": a blocked file could not be read, nor its other name (a hard link found "
-              "beforehand and blocked with it), nor a hard link made to it in the write grant; "
-              "other names are looked for in a blocked file's directory and the writable "
-              "ones, and a run is refused when a link count says that some were not found");
-  else
-    prove(r, cap::fs_read_block, false,
-          canary + " could not read a blocked file by its own name, but " + found.names_read +
-              ": Seatbelt matches paths");
+  prove_by(r, cap::fs_read_block, canary, found.names_read,
+           "a blocked file could not be read, nor its other name (a hard link found beforehand "
+           "and blocked with it), nor a hard link made to it in the write grant; other names "
+           "are looked for in a blocked file's directory and the writable ones, and a run is "
+           "refused when a link count says that some were not found");
   prove(r, cap::fs_write_confine, true,
         canary + ": a write inside the grant worked, a write outside it was refused");
-  if (found.programs.empty())
-    prove(r, cap::fs_exec_block, true,
-          canary +
-              ": a blocked program did not run, nor a copy of it made in the write grant (its "
-              "file is not readable); it is denied under every name it is looked for by, the "
-              "files those resolve to and their other names (hard links), and multi-call "
-              "programs (busybox, toybox) are denied with it");
-  else
-    prove(r, cap::fs_exec_block, false, canary + ": " + found.programs);
+  prove_by(r, cap::fs_exec_block, canary, found.programs,
+           "a blocked program did not run, nor a copy of it made in the write grant (its file "
+           "is not readable); it is denied under every name it is looked for by, the files those "
+           "resolve to and their other names (hard links), and multi-call programs (busybox, "
+           "toybox) are denied with it");
   prove(r, cap::fs_exec_confine, false, unchecked);
   prove_by(r, cap::net_deny, canary, found.network,
            "a connection to a listener on the host's 127.0.0.1 failed with the network denied, "

@@ -46,12 +46,28 @@ std::vector<std::string> writable_dirs(const ProfileInput& in) {
   return w;
 }
 
+// The run's own directory under the temporary directory, removed with everything in it.
+struct RunDir {
+  std::string path = (std::filesystem::temp_directory_path() / "cordon-seatbelt-XXXXXX").string();
+  RunDir() {
+    if (!::mkdtemp(path.data()))
+      throw Error(code::kIsolationFailed, "cannot make the run's directory under " +
+                                              std::filesystem::temp_directory_path().string());
+  }
+  ~RunDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+  RunDir(const RunDir&) = delete;
+  RunDir& operator=(const RunDir&) = delete;
+};
+
 // A file of the run's, created here and readable by its owner alone.
-bool write_new_file(const std::string& path, const std::string& text) {
+void write_new_file(const std::string& path, const std::string& text) {
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (fd < 0) return false;
-  bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
-  return ::close(fd) == 0 && ok;
+  bool ok = fd >= 0 && ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  if (fd >= 0 && ::close(fd) != 0) ok = false;
+  if (!ok) throw Error(code::kIsolationFailed, "cannot write the run's profile " + path);
 }
 
 }  // namespace
@@ -89,51 +105,34 @@ ProbeResult SeatbeltBackend::do_probe() {
 }
 
 RunResult run_sandboxed(const Plan& plan, OutputSink& sink, const std::string& launcher) {
-  namespace fs = std::filesystem;
-  std::string templ = (fs::temp_directory_path() / "cordon-seatbelt-XXXXXX").string();
-  if (!::mkdtemp(templ.data())) {
-    RunResult r;
-    r.error = Error(code::kIsolationFailed,
-                    "cannot make the run's directory under " + fs::temp_directory_path().string());
-    return r;
-  }
-  fs::path run_dir(templ);
-  ProfileInput in = profile_input(plan, run_dir.string());
-  add_program_links(in, find_program_links(in));
-  std::error_code ec;
-  std::vector<std::string> notes;
   try {
-    notes = add_blocked_links(in, writable_dirs(in));
+    RunDir run_dir;
+    ProfileInput in = profile_input(plan, run_dir.path);
+    add_program_links(in, find_program_links(in));
+    std::vector<std::string> notes = add_blocked_links(in, writable_dirs(in));
     add_program_other_names(in, writable_dirs(in));
+    // The run's own HOME and TMPDIR, for the command's user alone (the caller's HOME exists).
+    if (plan.policy.filesystem.home != HomeMode::host) ::mkdir(in.home.c_str(), 0700);
+    ::mkdir(in.tmp.c_str(), 0700);
+    Profile profile = generate_profile(in);
+    std::string profile_file = run_dir.path + "/profile.sb";
+    write_new_file(profile_file, profile.text);
+    sdk::ChildSpec spec = sdk::child_spec(plan, in.home);
+    spec.argv = sandbox_exec_argv(profile, profile_file, plan.argv);
+    spec.argv.front() = launcher;
+    spec.exec_paths = {launcher};
+    std::erase_if(spec.env, [](const std::string& v) { return v.rfind("TMPDIR=", 0) == 0; });
+    spec.env.push_back("TMPDIR=" + in.tmp.string());
+    RunResult r = sdk::child_result(sdk::run_child(spec, sink), plan);
+    for (const auto& req : plan.requirements)
+      r.report.push_back({req.id, "the generated Seatbelt profile (sandbox-exec)"});
+    r.notes.insert(r.notes.end(), notes.begin(), notes.end());
+    return r;
   } catch (const Error& e) {
-    fs::remove_all(run_dir, ec);
     RunResult r;
     r.error = e;
     return r;
   }
-  // The run's own HOME and TMPDIR, for the command's user alone (the caller's HOME exists).
-  if (plan.policy.filesystem.home != HomeMode::host) ::mkdir(in.home.c_str(), 0700);
-  ::mkdir(in.tmp.c_str(), 0700);
-  Profile profile = generate_profile(in);
-  std::string profile_file = (run_dir / "profile.sb").string();
-  if (!write_new_file(profile_file, profile.text)) {
-    fs::remove_all(run_dir, ec);
-    RunResult r;
-    r.error = Error(code::kIsolationFailed, "cannot write the run's profile " + profile_file);
-    return r;
-  }
-  sdk::ChildSpec spec = sdk::child_spec(plan, in.home);
-  spec.argv = sandbox_exec_argv(profile, profile_file, plan.argv);
-  spec.argv.front() = launcher;
-  spec.exec_paths = {launcher};
-  std::erase_if(spec.env, [](const std::string& v) { return v.rfind("TMPDIR=", 0) == 0; });
-  spec.env.push_back("TMPDIR=" + in.tmp.string());
-  RunResult r = sdk::child_result(sdk::run_child(spec, sink), plan);
-  for (const auto& req : plan.requirements)
-    r.report.push_back({req.id, "the generated Seatbelt profile (sandbox-exec)"});
-  r.notes.insert(r.notes.end(), notes.begin(), notes.end());
-  fs::remove_all(run_dir, ec);
-  return r;
 }
 
 RunResult SeatbeltBackend::do_run(const Plan& plan, OutputSink& sink) {

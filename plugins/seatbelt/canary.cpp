@@ -64,7 +64,8 @@ std::string random_token() {
 // prints the token. Removed with everything in it.
 struct CanaryDir {
   std::string root, granted, outside, secret, alias, program, token = random_token();
-  std::string error;  ///< why it could not be made; empty when it was
+  std::string readable, unreadable;  ///< files with the token: in the grant, and outside it
+  std::string error;                 ///< why it could not be made; empty when it was
 
   CanaryDir() {
     std::string templ = (fs::temp_directory_path() / "cordon-seatbelt-canary-XXXXXX").string();
@@ -79,6 +80,8 @@ struct CanaryDir {
     secret = root + "/secret";
     alias = root + "/secret-alias";
     program = root + "/blocked-program";
+    readable = granted + "/readable";
+    unreadable = outside + "/unreadable";
     if (::mkdir(granted.c_str(), 0700) != 0 || ::mkdir(outside.c_str(), 0700) != 0) {
       error = "cannot make its directories in '" + root + "': " + std::strerror(errno);
       return;
@@ -90,6 +93,10 @@ struct CanaryDir {
       error = "cannot make a second name of '" + secret + "': " + std::strerror(errno);
     else if (!make_program())
       error = "cannot make its blocked program '" + program + "'";
+    std::ofstream(readable) << token << "\n";
+    std::ofstream(unreadable) << token << "\n";
+    if (error.empty() && (read(readable) != token + "\n" || read(unreadable) != token + "\n"))
+      error = "cannot write its files to read in '" + root + "'";
   }
   ~CanaryDir() {
     std::error_code ec;
@@ -120,10 +127,12 @@ class Collect final : public OutputSink {
   std::string out, err;
 };
 
-// How a canary script runs: by which shell, with the network allowed or not.
+// How a canary script runs: by which shell, with the network allowed or not, and reading
+// everything (but the blocked file) or only the programs' directories and its grants.
 struct Shape {
   const char* shell = "/bin/sh";
   bool network = false;
+  bool confined_reads = false;
 };
 
 // The canary's policy: everything readable but the blocked file, only `granted` writable.
@@ -141,6 +150,11 @@ Plan canary_plan(const CanaryDir& d, const std::vector<std::string>& script_args
   plan.argv = {shape.shell, "-c", script, "cordon-canary"};
   plan.argv.insert(plan.argv.end(), script_args.begin(), script_args.end());
   plan.workspace = d.root;
+  if (shape.confined_reads) {
+    f.read_host = false;
+    f.read = {"/bin", "/usr/bin"};
+    plan.workspace = d.granted;
+  }
   plan.env = {{"PATH", "/usr/bin:/bin"}};
   plan.deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
   return plan;
@@ -274,6 +288,21 @@ std::string network_reached(const std::string& launcher, const CanaryDir& d) {
   return "";
 }
 
+// With reads confined to the grants, a file in the grant must be readable (so that the refusal
+// means something) and one outside it not.
+std::string reads_unconfined(const std::string& launcher, const CanaryDir& d) {
+  Shape confined{.confined_reads = true};
+  Attempt inside = attempt(launcher, d, {d.readable}, kRead, confined);
+  if (inside.seen.out.find(d.token) == std::string::npos)
+    return "with reads confined, a file in the grant could not be read either (" +
+           inside.outcome() + "), so a refusal would prove nothing";
+  Attempt outside = attempt(launcher, d, {d.unreadable}, kRead, confined);
+  if (outside.seen.out.find(d.token) != std::string::npos ||
+      outside.seen.err.find(d.token) != std::string::npos)
+    return "with reads confined, the file '" + d.unreadable + "' outside the grant was read";
+  return "";
+}
+
 // HOME: a directory of the run for its user alone, empty, not the caller's, gone after the run.
 std::string home_shared(const std::string& launcher, const CanaryDir& d) {
   Attempt a = attempt(launcher, d, {}, kHome);
@@ -323,10 +352,10 @@ ProbeResult canary_probe(const std::string& launcher) {
     return refused(failed);
   // The launcher enforces the profile; what it does with a blocked file's other names and with
   // a blocked program decides one proof each, not whether the backend can be used.
-  CanaryFindings found{failures(launcher, d, {other_name_read, new_link_read}),
-                       failures(launcher, d, {blocked_run, copy_run}),
-                       failures(launcher, d, {network_reached}),
-                       failures(launcher, d, {home_shared})};
+  CanaryFindings found{
+      failures(launcher, d, {other_name_read, new_link_read}),
+      failures(launcher, d, {blocked_run, copy_run}), failures(launcher, d, {network_reached}),
+      failures(launcher, d, {home_shared}), failures(launcher, d, {reads_unconfined})};
   ProbeResult r;
   r.available = true;
   prove_canary(r, launcher, found);

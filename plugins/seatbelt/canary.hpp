@@ -6,7 +6,10 @@
 // SDK's supervised child). The blocked file has a second name (a hard link) beside it, and a
 // third is made in the write grant: fs.read.block is proven only if neither can be read
 // either. A blocked program that prints the token must not run, nor a copy of it made in the
-// grant: fs.exec.block. Every other capability stays unproven, with the reason why.
+// grant: fs.exec.block. The host's loopback must be out of reach with the network denied
+// (net.deny), HOME an empty 0700 directory of the run (home.private), and with reads confined
+// a file outside the grants unreadable (fs.read.confine). Every other capability stays
+// unproven, with the reason why.
 #pragma once
 
 #include <cordon/sdk/backend.hpp>

@@ -26,7 +26,9 @@ void prove_by(ProbeResult& r, std::string_view id, const std::string& canary,
 void prove_canary(ProbeResult& r, const std::string& launcher, const CanaryFindings& found) {
   const std::string canary = "the canary through " + launcher;
   const std::string unchecked = "not checked by the canary";
-  prove(r, cap::fs_read_confine, false, unchecked + " (it reads with read = \"host\")");
+  prove_by(r, cap::fs_read_confine, canary, found.reads,
+           "with reads confined to the grants, a file in the grant was read and one outside it "
+           "was not");
   prove_by(r, cap::fs_read_block, canary, found.names_read,
            "a blocked file could not be read, nor its other name (a hard link found beforehand "
            "and blocked with it), nor a hard link made to it in the write grant; other names "

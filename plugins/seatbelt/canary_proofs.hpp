@@ -15,6 +15,7 @@ struct CanaryFindings {
   std::string programs;    ///< fs.exec.block: a blocked program, or a copy of it
   std::string network;     ///< net.deny: the host's loopback reached
   std::string home;        ///< home.private: HOME not a fresh directory of the run
+  std::string reads;       ///< fs.read.confine: a file outside the grants read
 };
 
 /// Fills `r.proofs` for `launcher`, whose canary held: every capability, proven or not, with its

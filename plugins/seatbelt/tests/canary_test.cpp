@@ -31,16 +31,27 @@ struct Enforce {
   bool noexec = true;  ///< hide the NOEXEC_ parameters (the blocked programs)
   bool net = true;     ///< a network namespace of its own unless the profile allows the network
   bool plant = false;  ///< leave a file in HOME before running the command
+  bool reads = true;   ///< confine reads to the READ_ parameters when the profile does
 };
 
 // Seatbelt's /private/tmp is /tmp here: a parameter that does not exist loses its /private.
 constexpr const char* kBwrapStandIn = R"sh(
-binds=() hides=() net=()
+binds=() hides=() net=() reads=() root=(--ro-bind / /)
 while [ "$1" != -- ]; do
   case "$1" in
     -f)
       shift
-      case "$(cat "$1")" in *"(allow network"*) ;; *) [ "$NET" = 1 ] && net=(--unshare-net) ;; esac ;;
+      profile=$(cat "$1")
+      case "$profile" in *"(allow network"*) ;; *) [ "$NET" = 1 ] && net=(--unshare-net) ;; esac
+      # Reads confined to the grants: /usr for the shell, and the READ_ parameters below.
+      case "$profile" in *"(allow file-read*)"*) ;; *)
+        [ "$READS" = 1 ] && root=(--tmpfs / --ro-bind /usr /usr --symlink usr/bin /bin
+          --symlink usr/lib /lib --symlink usr/lib64 /lib64) ;;
+      esac ;;
+    -DREAD_*=*)
+      v=${1#*=}
+      [ -e "$v" ] || v=${v#/private}
+      case "$v" in /usr | /usr/* | /bin | /lib | /lib64) ;; *) [ -e "$v" ] && reads+=(--ro-bind "$v" "$v") ;; esac ;;
     -DWRITE_*=* | -DBLOCKED_*=* | -DNOEXEC_*=*)
       v=${1#*=}
       [ -e "$v" ] || v=${v#/private}
@@ -61,7 +72,8 @@ while [ "$1" != -- ]; do
 done
 shift
 [ "$PLANT" = 1 ] && touch "$HOME/planted"
-exec bwrap --ro-bind / / --dev /dev "${net[@]}" "${binds[@]}" "${hides[@]}" -- "$@"
+[ "${root[0]}" = --tmpfs ] || reads=()
+exec bwrap "${root[@]}" --dev /dev "${reads[@]}" "${net[@]}" "${binds[@]}" "${hides[@]}" -- "$@"
 )sh";
 
 struct StandIn {
@@ -81,7 +93,8 @@ struct StandIn {
     return std::string("#!/bin/bash\nWRITES=") + (e.writes ? "1" : "0") +
            " HIDE=" + (e.hide ? "1" : "0") + " LEAK=" + (e.leak ? "1" : "0") +
            " OTHERS=" + (e.others ? "1" : "0") + " NOEXEC=" + (e.noexec ? "1" : "0") +
-           " NET=" + (e.net ? "1" : "0") + " PLANT=" + (e.plant ? "1" : "0") + "\n" + kBwrapStandIn;
+           " NET=" + (e.net ? "1" : "0") + " PLANT=" + (e.plant ? "1" : "0") +
+           " READS=" + (e.reads ? "1" : "0") + "\n" + kBwrapStandIn;
   }
 };
 
@@ -155,9 +168,10 @@ TEST_CASE("seatbelt canary: a launcher that enforces the profile proves what the
   CHECK(r.proves(cap::net_deny));
   CHECK(r.proves(cap::home_private));
   CHECK(has(r.evidence(cap::home_private), "not the caller's"));
-  for (auto id :
-       {cap::limit_memory, cap::limit_processes, cap::limit_cpu_share, cap::fs_read_confine,
-        cap::env_grant, cap::proc_isolate, cap::identity_unprivileged}) {
+  // With reads confined, a file in the grant was read and one outside it was not.
+  CHECK(r.proves(cap::fs_read_confine));
+  for (auto id : {cap::limit_memory, cap::limit_processes, cap::limit_cpu_share, cap::env_grant,
+                  cap::proc_isolate, cap::identity_unprivileged}) {
     INFO(id);
     CHECK_FALSE(r.proves(id));
     CHECK_FALSE(r.evidence(id).empty());
@@ -260,4 +274,18 @@ TEST_CASE(
   CHECK(r.proves(cap::net_deny));
   CHECK_FALSE(r.proves(cap::home_private));
   CHECK(has(r.evidence(cap::home_private), "HOME was not empty (entries in it: 1)"));
+}
+
+TEST_CASE(
+    "seatbelt canary: a launcher that leaves files outside the grants readable is usable, and "
+    "fs.read.confine is not proven",
+    "[seatbelt]") {
+  if (!bwrap_works()) return;
+  StandIn s(StandIn::enforcing({.reads = false}));
+  ProbeResult r = canary_probe(s.launcher.string());
+  INFO(r.reason);
+  REQUIRE(r.available);
+  CHECK(r.proves(cap::fs_write_confine));
+  CHECK_FALSE(r.proves(cap::fs_read_confine));
+  CHECK(has(r.evidence(cap::fs_read_confine), "outside the grant was read"));
 }

@@ -3,8 +3,11 @@
 # user (`user`); `docker` certifies the docker backend on the test daemon and image (the ctest
 # fixture cordon_docker starts them) over BASE, a policy every case extends; `broken` runs a
 # corpus whose one case must fail and checks that certify says so; `malformed` one that certify
-# must refuse to run (CRD7002).
+# must refuse to run (CRD7002); `unusable` certifies a backend that proves nothing here
+# (seatbelt off macOS) and checks that every case of CORPUS is skipped with REASON, none passed,
+# the verdict is CRD1004, and a run on it is refused by name with the same reason.
 #   certify.sh root|user|broken|malformed CORDON BACKEND [CORPUS]
+#   certify.sh unusable CORDON BACKEND CORPUS REASON
 #   certify.sh docker CORDON docker BASE
 #   certify.sh ssh CORDON ssh FIXTURE   (the sshd of scripts/sshd, started by the ctest fixture)
 #   certify.sh ssh-cordon CORDON ssh FIXTURE   the same host, running CORDON there too
@@ -81,6 +84,27 @@ case "$mode" in
     grep -q "CRD7002" <<<"$out" || { echo "not refused with CRD7002" >&2; exit 1; }
     grep -q "env.grant.toml" <<<"$out" || { echo "the file is not named" >&2; exit 1; }
     grep -q "unknown expectation 'held'" <<<"$out" || { echo "the mistake is not named" >&2; exit 1; }
+    ;;
+  unusable)
+    reason=${5:?usage}
+    cases=$(cat "$corpus"/*.toml | grep -c '^\[\[case\]\]')
+    out=$("$cordon" certify --backend "$backend" 2>&1)
+    status=$?
+    echo "$out"
+    [[ $status -ne 0 ]] || { echo "certify of an unusable backend exited 0" >&2; exit 1; }
+    skipped=$(grep -c "^    skipped: .*: unusable here: $reason" <<<"$out")
+    [[ $skipped -eq $cases ]] || { echo "$skipped of $cases cases skipped with the reason" >&2; exit 1; }
+    ! grep -Eq "cases held|FAILED|^certified" <<<"$out" || { echo "a case ran" >&2; exit 1; }
+    ! grep -E '^[a-z]+\.[a-z._]+ ' <<<"$out" | grep -vq "unclaimed untested" ||
+      { echo "a capability was claimed or tested" >&2; exit 1; }
+    grep -q "error\[CRD1004\]: backend '$backend' is not usable here: $reason" <<<"$out" ||
+      { echo "no CRD1004 verdict naming the reason" >&2; exit 1; }
+    run=$("$cordon" run --backend "$backend" -- /bin/true 2>&1)
+    status=$?
+    echo "$run"
+    [[ $status -ne 0 ]] || { echo "a run on an unusable backend exited 0" >&2; exit 1; }
+    grep -q "error\[CRD1004\]: backend '$backend' is not available here: $reason" <<<"$run" ||
+      { echo "the run was not refused by name with the reason" >&2; exit 1; }
     ;;
   *)
     echo "certify.sh: unknown mode '$mode'" >&2

@@ -248,8 +248,13 @@ std::string other_name_read(const std::string& launcher, const CanaryDir& d) {
 
 std::string new_link_read(const std::string& launcher, const CanaryDir& d) {
   std::string link = d.granted + "/link";
-  return refused_read(launcher, d, {d.secret, link}, kLinkRead,
-                      "a hard link made to the blocked file in the grant ('" + link + "')");
+  std::string found =
+      refused_read(launcher, d, {d.secret, link}, kLinkRead,
+                   "a hard link made to the blocked file in the grant ('" + link + "')");
+  // A link left in the grant would have every later run refused (CRD1007), not tried.
+  std::error_code ec;
+  std::filesystem::remove(link, ec);
+  return found;
 }
 
 // The blocked program run by `script` with `args`: "" when it did not run (its token unseen).
@@ -259,7 +264,10 @@ std::string refused_run(const std::string& launcher, const CanaryDir& d,
   Attempt a = attempt(launcher, d, args, script);
   bool ran = a.seen.out.find(d.token) != std::string::npos ||
              a.seen.err.find(d.token) != std::string::npos;
-  return ran ? what + " ran" : "";
+  if (ran) return what + " ran";
+  // Only a command that ran and ended on its own shows that the program did not.
+  if (!a.ran()) return what + " could not be tried (" + a.outcome() + ")";
+  return "";
 }
 
 std::string blocked_run(const std::string& launcher, const CanaryDir& d) {

@@ -34,6 +34,7 @@ struct Enforce {
   bool net = true;     ///< a network namespace of its own unless the profile allows the network
   bool plant = false;  ///< leave a file in HOME before running the command
   bool reads = true;   ///< confine reads to the READ_ parameters when the profile does
+  bool links = true;   ///< sandbox the run that makes a hard link in the grant (else run it bare)
 };
 
 // Seatbelt's /private/tmp is /tmp here: a parameter that does not exist loses its /private.
@@ -74,6 +75,7 @@ while [ "$1" != -- ]; do
 done
 shift
 [ "$PLANT" = 1 ] && touch "$HOME/planted"
+[ "$LINKS" = 1 ] || case "$*" in */granted/link*) exec "$@" ;; esac
 [ "${root[0]}" = --tmpfs ] || reads=()
 exec bwrap "${root[@]}" --dev /dev "${reads[@]}" "${net[@]}" "${binds[@]}" "${hides[@]}" -- "$@"
 )sh";
@@ -96,7 +98,8 @@ struct StandIn {
            " HIDE=" + (e.hide ? "1" : "0") + " LEAK=" + (e.leak ? "1" : "0") +
            " OTHERS=" + (e.others ? "1" : "0") + " NOEXEC=" + (e.noexec ? "1" : "0") +
            " NET=" + (e.net ? "1" : "0") + " PLANT=" + (e.plant ? "1" : "0") +
-           " READS=" + (e.reads ? "1" : "0") + "\n" + kBwrapStandIn;
+           " READS=" + (e.reads ? "1" : "0") + " LINKS=" + (e.links ? "1" : "0") + "\n" +
+           kBwrapStandIn;
   }
 };
 
@@ -265,4 +268,22 @@ TEST_CASE(
     }
     for (const auto& part : gap.evidence) CHECK(has(r.evidence(gap.refused), part));
   }
+}
+
+TEST_CASE(
+    "seatbelt canary: a hard link the command made in the grant does not turn the later checks "
+    "into refused runs that count as held",
+    "[seatbelt]") {
+  if (!bwrap_works()) return;
+  // The link's run goes unsandboxed and leaves the link; the blocked program then runs.
+  StandIn s(StandIn::enforcing({.noexec = false, .links = false}));
+  ProbeResult r = canary_probe(s.launcher.string());
+  INFO(r.reason);
+  REQUIRE(r.available);
+  CHECK_FALSE(r.proves(cap::fs_read_block));
+  CHECK(has(r.evidence(cap::fs_read_block), "a hard link made to the blocked file in the grant"));
+  CHECK_FALSE(r.proves(cap::fs_exec_block));
+  INFO(r.evidence(cap::fs_exec_block));
+  CHECK(has(r.evidence(cap::fs_exec_block), "' ran"));
+  CHECK(r.proves(cap::net_deny));  // tried, not refused for the link
 }

@@ -21,6 +21,7 @@
 #include <initializer_list>
 #include <random>
 #include <sstream>
+#include <string_view>
 
 #include "canary_proofs.hpp"
 #include "seatbelt_backend.hpp"
@@ -137,7 +138,7 @@ struct Shape {
 
 // The canary's policy: everything readable but the blocked file, only `granted` writable.
 Plan canary_plan(const CanaryDir& d, const std::vector<std::string>& script_args,
-                 const char* script, Shape shape) {
+                 const std::string& script, Shape shape) {
   Plan plan;
   plan.policy.name = "seatbelt-canary";
   auto& f = plan.policy.filesystem;
@@ -160,24 +161,34 @@ Plan canary_plan(const CanaryDir& d, const std::vector<std::string>& script_args
   return plan;
 }
 
+// The line every canary script prints first: a run without it never got to the script, and
+// its exit status says nothing about what the sandbox allowed.
+constexpr std::string_view kStarted = "cordon-canary-started";
+
 struct Attempt {
   RunResult result;
-  Collect seen;
-  // The command ran and ended on its own: its exit status says what the sandbox allowed.
-  bool ran() const { return !result.error && !result.timed_out && result.signal == 0; }
+  Collect seen;  ///< without the kStarted line
+  bool started = false;
+  // The script started and ended on its own: its exit status says what the sandbox allowed.
+  bool ran() const { return started && !result.error && !result.timed_out && result.signal == 0; }
   std::string outcome() const {
     if (result.error) return result.error->what();
     if (result.timed_out) return "timed out";
     if (result.signal) return "killed by signal " + std::to_string(result.signal);
     std::string line = seen.err.substr(0, seen.err.find('\n'));
-    return "exit " + std::to_string(result.exit_code) + (line.empty() ? "" : ": " + line);
+    return "exit " + std::to_string(result.exit_code) + (line.empty() ? "" : ": " + line) +
+           (started ? "" : ", before the script started");
   }
 };
 
 Attempt attempt(const std::string& launcher, const CanaryDir& d,
                 const std::vector<std::string>& args, const char* script, Shape shape = {}) {
   Attempt a;
-  a.result = run_sandboxed(canary_plan(d, args, script, shape), a.seen, launcher);
+  std::string marked = "echo " + std::string(kStarted) + "; " + script;
+  a.result = run_sandboxed(canary_plan(d, args, marked, shape), a.seen, launcher);
+  std::string line = std::string(kStarted) + "\n";
+  a.started = a.seen.out.rfind(line, 0) == 0;
+  if (a.started) a.seen.out.erase(0, line.size());
   return a;
 }
 
@@ -293,6 +304,8 @@ std::string network_reached(const std::string& launcher, const CanaryDir& d) {
   Attempt denied = attempt(launcher, d, args, kConnect, {"/bin/bash", false});
   if (denied.seen.out.find("connected") != std::string::npos)
     return "a connection to the host's 127.0.0.1:" + args[0] + " worked with the network denied";
+  if (!denied.ran())
+    return "the connection with the network denied could not be tried (" + denied.outcome() + ")";
   return "";
 }
 
@@ -308,6 +321,9 @@ std::string reads_unconfined(const std::string& launcher, const CanaryDir& d) {
   if (outside.seen.out.find(d.token) != std::string::npos ||
       outside.seen.err.find(d.token) != std::string::npos)
     return "with reads confined, the file '" + d.unreadable + "' outside the grant was read";
+  if (!outside.ran())
+    return "with reads confined, the read outside the grant could not be tried (" +
+           outside.outcome() + ")";
   return "";
 }
 

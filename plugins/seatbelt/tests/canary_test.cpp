@@ -26,15 +26,16 @@ namespace {
 
 // What an enforcing stand-in leaves out, to break one canary check.
 struct Enforce {
-  bool writes = true;  ///< bind the WRITE_ parameters writable
-  bool hide = true;    ///< hide the BLOCKED_ parameters
-  bool leak = false;   ///< print the blocked files to stderr before running the command
-  bool others = true;  ///< hide every BLOCKED_ parameter, not only the first (the file's own)
-  bool noexec = true;  ///< hide the NOEXEC_ parameters (the blocked programs)
-  bool net = true;     ///< a network namespace of its own unless the profile allows the network
-  bool plant = false;  ///< leave a file in HOME before running the command
-  bool reads = true;   ///< confine reads to the READ_ parameters when the profile does
-  bool links = true;   ///< sandbox the run that makes a hard link in the grant (else run it bare)
+  bool writes = true;   ///< bind the WRITE_ parameters writable
+  bool hide = true;     ///< hide the BLOCKED_ parameters
+  bool leak = false;    ///< print the blocked files to stderr before running the command
+  bool others = true;   ///< hide every BLOCKED_ parameter, not only the first (the file's own)
+  bool noexec = true;   ///< hide the NOEXEC_ parameters (the blocked programs)
+  bool net = true;      ///< a network namespace of its own unless the profile allows the network
+  bool plant = false;   ///< leave a file in HOME before running the command
+  bool reads = true;    ///< confine reads to the READ_ parameters when the profile does
+  bool links = true;    ///< sandbox the run that makes a hard link in the grant (else run it bare)
+  bool broken = false;  ///< fail, before the script starts, every run of the blocked program
 };
 
 // Seatbelt's /private/tmp is /tmp here: a parameter that does not exist loses its /private.
@@ -76,6 +77,7 @@ done
 shift
 [ "$PLANT" = 1 ] && touch "$HOME/planted"
 [ "$LINKS" = 1 ] || case "$*" in */granted/link*) exec "$@" ;; esac
+[ "$BROKEN" = 1 ] && case "$*" in */blocked-program*) echo 'launcher broke' >&2; exit 71 ;; esac
 [ "${root[0]}" = --tmpfs ] || reads=()
 exec bwrap "${root[@]}" --dev /dev "${reads[@]}" "${net[@]}" "${binds[@]}" "${hides[@]}" -- "$@"
 )sh";
@@ -98,8 +100,8 @@ struct StandIn {
            " HIDE=" + (e.hide ? "1" : "0") + " LEAK=" + (e.leak ? "1" : "0") +
            " OTHERS=" + (e.others ? "1" : "0") + " NOEXEC=" + (e.noexec ? "1" : "0") +
            " NET=" + (e.net ? "1" : "0") + " PLANT=" + (e.plant ? "1" : "0") +
-           " READS=" + (e.reads ? "1" : "0") + " LINKS=" + (e.links ? "1" : "0") + "\n" +
-           kBwrapStandIn;
+           " READS=" + (e.reads ? "1" : "0") + " LINKS=" + (e.links ? "1" : "0") +
+           " BROKEN=" + (e.broken ? "1" : "0") + "\n" + kBwrapStandIn;
   }
 };
 
@@ -147,7 +149,13 @@ TEST_CASE("seatbelt canary: a launcher that runs nothing is refused: the write i
   ProbeResult r = canary_probe(s.launcher.string());
   INFO(r.reason);
   check_refused(r);
-  CHECK(r.reason == "seatbelt canary: a write inside the grant failed (exit 71: no sandbox here)");
+  CHECK(r.reason.rfind(
+            "seatbelt canary: a write inside the grant failed (exit 71: no sandbox here, before "
+            "the script started); ",
+            0) == 0);
+  // Nor do the refusals count: nothing was tried.
+  CHECK(has(r.reason, "the write outside the grant could not be tried (exit 71"));
+  CHECK(has(r.reason, "could not be tried (exit 71: no sandbox here, before the script started)"));
 }
 
 TEST_CASE("seatbelt canary: a launcher that enforces the profile proves what the canary checked",
@@ -286,4 +294,20 @@ TEST_CASE(
   INFO(r.evidence(cap::fs_exec_block));
   CHECK(has(r.evidence(cap::fs_exec_block), "' ran"));
   CHECK(r.proves(cap::net_deny));  // tried, not refused for the link
+}
+
+TEST_CASE(
+    "seatbelt canary: a run that fails before its script starts is not a refusal: the proof it "
+    "decides is not given",
+    "[seatbelt]") {
+  if (!bwrap_works()) return;
+  StandIn s(StandIn::enforcing({.broken = true}));
+  ProbeResult r = canary_probe(s.launcher.string());
+  INFO(r.reason);
+  REQUIRE(r.available);
+  CHECK_FALSE(r.proves(cap::fs_exec_block));
+  INFO(r.evidence(cap::fs_exec_block));
+  CHECK(has(r.evidence(cap::fs_exec_block),
+            "could not be tried (exit 71: launcher broke, before the script started)"));
+  CHECK(r.proves(cap::fs_read_block));
 }

@@ -171,6 +171,10 @@ struct Attempt {
   bool started = false;
   // The script started and ended on its own: its exit status says what the sandbox allowed.
   bool ran() const { return started && !result.error && !result.timed_out && result.signal == 0; }
+  // `text` appeared in either stream.
+  bool shows(const std::string& text) const {
+    return seen.out.find(text) != std::string::npos || seen.err.find(text) != std::string::npos;
+  }
   std::string outcome() const {
     if (result.error) return result.error->what();
     if (result.timed_out) return "timed out";
@@ -239,9 +243,7 @@ std::string refused_read(const std::string& launcher, const CanaryDir& d,
                          const std::vector<std::string>& args, const char* script,
                          const std::string& what) {
   Attempt a = attempt(launcher, d, args, script);
-  bool shown = a.seen.out.find(d.token) != std::string::npos ||
-               a.seen.err.find(d.token) != std::string::npos;
-  if (shown) return what + " was read (its content was printed)";
+  if (a.shows(d.token)) return what + " was read (its content was printed)";
   if (a.ran() && a.result.exit_code == 0) return what + " was read (the read succeeded)";
   if (!a.ran()) return "the read of " + what + " could not be tried (" + a.outcome() + ")";
   return "";
@@ -273,9 +275,7 @@ std::string refused_run(const std::string& launcher, const CanaryDir& d,
                         const std::vector<std::string>& args, const char* script,
                         const std::string& what) {
   Attempt a = attempt(launcher, d, args, script);
-  bool ran = a.seen.out.find(d.token) != std::string::npos ||
-             a.seen.err.find(d.token) != std::string::npos;
-  if (ran) return what + " ran";
+  if (a.shows(d.token)) return what + " ran";
   // Only a command that ran and ended on its own shows that the program did not.
   if (!a.ran()) return what + " could not be tried (" + a.outcome() + ")";
   return "";
@@ -318,8 +318,7 @@ std::string reads_unconfined(const std::string& launcher, const CanaryDir& d) {
     return "with reads confined, a file in the grant could not be read either (" +
            inside.outcome() + "), so a refusal would prove nothing";
   Attempt outside = attempt(launcher, d, {d.unreadable}, kRead, confined);
-  if (outside.seen.out.find(d.token) != std::string::npos ||
-      outside.seen.err.find(d.token) != std::string::npos)
+  if (outside.shows(d.token))
     return "with reads confined, the file '" + d.unreadable + "' outside the grant was read";
   if (!outside.ran())
     return "with reads confined, the read outside the grant could not be tried (" +

@@ -10,6 +10,7 @@
 #include <cordon/sdk/capabilities.hpp>
 #include <cordon/sdk/child.hpp>
 #include <cordon/sdk/error.hpp>
+#include <cordon/sdk/private_dir.hpp>
 
 #include <filesystem>
 #include <sstream>
@@ -62,14 +63,6 @@ struct RunDir {
   RunDir& operator=(const RunDir&) = delete;
 };
 
-// A file of the run's, created here and readable by its owner alone.
-void write_new_file(const std::string& path, const std::string& text) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-  bool ok = fd >= 0 && ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
-  if (fd >= 0 && ::close(fd) != 0) ok = false;
-  if (!ok) throw Error(code::kIsolationFailed, "cannot write the run's profile " + path);
-}
-
 }  // namespace
 
 ProfileInput profile_input(const Plan& plan, const std::string& run_dir) {
@@ -116,7 +109,10 @@ RunResult run_sandboxed(const Plan& plan, OutputSink& sink, const std::string& l
     ::mkdir(in.tmp.c_str(), 0700);
     Profile profile = generate_profile(in);
     std::string profile_file = run_dir.path + "/profile.sb";
-    write_new_file(profile_file, profile.text);
+    OwnedFd file = PrivateDir::create(run_dir.path).create_file("profile.sb", O_WRONLY);
+    if (::write(file.get(), profile.text.data(), profile.text.size()) !=
+        static_cast<ssize_t>(profile.text.size()))
+      throw Error(code::kIsolationFailed, "cannot write the run's profile " + profile_file);
     sdk::ChildSpec spec = sdk::child_spec(plan, in.home);
     spec.argv = sandbox_exec_argv(profile, profile_file, plan.argv);
     spec.argv.front() = launcher;

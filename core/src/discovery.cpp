@@ -30,7 +30,7 @@ void add_dir(std::vector<SearchDir>& out, const fs::path& p, const char* origin,
 }
 
 // The directory holding libcordon-core itself, found through one of its own symbols.
-std::optional<fs::path> core_library_path() {
+std::optional<fs::path> find_core_library() {
   fs::path file = code_file(reinterpret_cast<const void*>(&plugin_file_name));
   if (file.empty()) return std::nullopt;
   // Linked into the executable (cordon's front end, in <prefix>/bin): the core's directory
@@ -41,6 +41,13 @@ std::optional<fs::path> core_library_path() {
   fs::path p = fs::weakly_canonical(file, ec);
   if (ec) return std::nullopt;
   return p;
+}
+
+// Looked up once: the code does not move while it runs, and a run asks twice (the shipped
+// configuration and the plugin search path), each a dozen system calls.
+std::optional<fs::path> core_library_path() {
+  static const std::optional<fs::path> path = find_core_library();
+  return path;
 }
 
 }  // namespace

@@ -56,16 +56,6 @@ void cloexec_from_3() {
   for (int fd = 3; fd < static_cast<int>(top); ++fd) ::fcntl(fd, F_SETFD, FD_CLOEXEC);
 }
 
-// The raw call: glibc's sigaction refuses 32 and 33 (its own), which may be inherited ignored.
-// SIG_DFL is 0, so a zeroed kernel sigaction on any layout; SIGKILL and SIGSTOP fail harmlessly.
-void default_signals() {
-  const unsigned long dfl[4] = {};
-  for (int s = 1; s < NSIG; ++s) ::syscall(SYS_rt_sigaction, s, dfl, nullptr, 8);
-  sigset_t none;
-  sigemptyset(&none);
-  ::sigprocmask(SIG_SETMASK, &none, nullptr);
-}
-
 std::size_t length(const char* s) {
   std::size_t n = 0;
   while (s[n]) ++n;
@@ -197,7 +187,7 @@ void split_off_init(int report_fd, int status_fd) {
 [[noreturn]] void become_command(const ChildPlan& plan, const ChildFds& fds, pid_t supervisor,
                                  const GuardFilter* guard, int report_fd, int init_status_fd) {
   ::setpgid(0, 0);
-  default_signals();
+  sdk::default_signals();
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (!supervisor_alive(plan, supervisor, report_fd)) _exit(125);
   ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);

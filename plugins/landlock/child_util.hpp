@@ -9,6 +9,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cordon/sdk/child.hpp>
+
 #include <cerrno>
 #include <cstddef>
 #include <cstdint>
@@ -45,13 +47,8 @@ inline void unblock_signals() noexcept {
 
 /// Every signal back to its default action, none blocked: cordon's handlers must never run in
 /// a child (they would act on cordon's state), and the command must not inherit an ignored
-/// signal. The raw call, since glibc's sigaction refuses signals 32 and 33 (its own), which
-/// cordon may have inherited as ignored. SIG_DFL is 0: a zeroed kernel sigaction on any layout.
-inline void reset_signals() noexcept {
-  const unsigned long dfl[4] = {};
-  for (int sig = 1; sig < NSIG; ++sig) ::syscall(SYS_rt_sigaction, sig, dfl, nullptr, 8);
-  unblock_signals();
-}
+/// signal.
+inline void reset_signals() noexcept { sdk::default_signals(); }
 
 /// Copies `src` into `dst` (size `cap`), always terminated; truncates.
 inline void copy(char* dst, std::size_t cap, const char* src) noexcept {

@@ -135,10 +135,10 @@ std::string base_name(const std::string& name) { return name.substr(name.rfind('
 
 // `busybox su` runs su's code without executing su's file: a busybox that provides a blocked
 // name as an applet is masked too.
-void add_multicall(const std::vector<std::string>& names, const std::string& search,
+void add_multicall(const std::vector<std::string>& names, const std::vector<std::string>& dirs,
                    const std::vector<std::string>& writable, const AppletsOf& applets_of,
                    HostView& view) {
-  for (const auto& file : resolve_program("busybox", search)) {
+  for (const auto& file : resolve_program("busybox", dirs)) {
     auto applets = applets_of(file);
     for (const auto& name : names) {
       if (std::find(applets.begin(), applets.end(), base_name(name)) == applets.end()) continue;
@@ -153,9 +153,11 @@ void add_multicall(const std::vector<std::string>& names, const std::string& sea
 void add_blocked_programs(const std::vector<std::string>& names, const std::string& search,
                           const std::vector<std::string>& writable, const AppletsOf& applets_of,
                           HostView& view) {
+  if (names.empty()) return;
+  const auto dirs = search_dirs(search);
   for (const auto& name : names)
-    for (const auto& file : resolve_program(name, search)) add_program(file, writable, view);
-  if (!names.empty()) add_multicall(names, search, writable, applets_of, view);
+    for (const auto& file : resolve_program(name, dirs)) add_program(file, writable, view);
+  add_multicall(names, dirs, writable, applets_of, view);
 }
 
 // mountinfo(5) escapes space, tab, newline and backslash as three octal digits.

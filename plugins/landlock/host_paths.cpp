@@ -89,8 +89,9 @@ std::string env_path(const Plan& plan) {
 
 void add_programs(const std::vector<std::string>& names, const std::string& search,
                   std::vector<std::string>& out, std::vector<std::string>* missing) {
+  const auto dirs = search_dirs(search);
   for (const auto& name : names) {
-    auto files = resolve_program(name, search);
+    auto files = resolve_program(name, dirs);
     if (files.empty() && missing) missing->push_back(name);
     for (auto& f : files)
       if (std::find(out.begin(), out.end(), f) == out.end()) out.push_back(f);
@@ -162,7 +163,26 @@ std::optional<HostPath> resolver_file(const std::string& conf, bool read_host,
   return dir_readable ? target : std::nullopt;
 }
 
-std::vector<std::string> resolve_program(const std::string& name, const std::string& search) {
+std::vector<std::string> search_dirs(const std::string& search) {
+  std::vector<std::string> seen, dirs;  // a directory named twice, or reached twice, once
+  std::size_t start = 0;
+  while (start <= search.size()) {
+    auto end = search.find(':', start);
+    if (end == std::string::npos) end = search.size();
+    auto dir = search.substr(start, end - start);
+    start = end + 1;
+    if (dir.empty() || dir.front() != '/' || std::find(seen.begin(), seen.end(), dir) != seen.end())
+      continue;
+    auto found = existing(dir);
+    if (found && found->dir && std::find(dirs.begin(), dirs.end(), found->path) == dirs.end())
+      dirs.push_back(found->path);
+    seen.push_back(std::move(dir));
+  }
+  return dirs;
+}
+
+std::vector<std::string> resolve_program(const std::string& name,
+                                         const std::vector<std::string>& dirs) {
   std::vector<std::string> files;
   auto consider = [&files](const std::string& candidate) {
     auto found = existing(candidate);
@@ -173,19 +193,13 @@ std::vector<std::string> resolve_program(const std::string& name, const std::str
     consider(name);
     return files;
   }
-  std::vector<std::string> seen;  // a directory named twice is looked in once
-  std::size_t start = 0;
-  while (start <= search.size()) {
-    auto end = search.find(':', start);
-    if (end == std::string::npos) end = search.size();
-    auto dir = search.substr(start, end - start);
-    start = end + 1;
-    if (dir.empty() || dir.front() != '/' || std::find(seen.begin(), seen.end(), dir) != seen.end())
-      continue;
-    consider(dir + "/" + name);
-    seen.push_back(std::move(dir));
-  }
+  for (const auto& dir : dirs) consider(dir == "/" ? "/" + name : dir + "/" + name);
   return files;
+}
+
+std::vector<std::string> resolve_program(const std::string& name, const std::string& search) {
+  return resolve_program(
+      name, name.find('/') != std::string::npos ? std::vector<std::string>{} : search_dirs(search));
 }
 
 std::string interpreter_of(const std::string& file) {

@@ -85,6 +85,16 @@ HostView gather_host_view(const Plan& plan, const SandboxUser& user = {},
 /// match in `search_path` (":"-separated), canonical and without duplicates.
 std::vector<std::string> resolve_program(const std::string& name, const std::string& search_path);
 
+/// The directories of `search_path` (":"-separated) as they are on the host now: each followed
+/// to its real directory, each once, in order; relative and missing ones left out. Looking
+/// several names up in them resolves each directory once (/bin and /sbin are symlinks on most
+/// hosts).
+std::vector<std::string> search_dirs(const std::string& search_path);
+
+/// resolve_program() in directories from search_dirs().
+std::vector<std::string> resolve_program(const std::string& name,
+                                         const std::vector<std::string>& dirs);
+
 /// With the network allowed, the file a resolver configuration `conf` (/etc/resolv.conf) links
 /// to, when name resolution needs it granted: under /run (which read = "host" does not show),
 /// or outside the confined read set that holds `conf`'s directory (`read`). Reads the host.

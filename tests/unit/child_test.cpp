@@ -19,6 +19,8 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <sstream>
 #include <thread>
 
@@ -106,6 +108,35 @@ TEST_CASE("sdk: a child gets exactly the granted environment and the plan's HOME
   CHECK(sink.out.find("GRANTED=yes\n") != std::string::npos);
   CHECK(sink.out.find("HOME=/nonexistent-home\n") != std::string::npos);
   CHECK(sink.out.find("USER=") == std::string::npos);  // not granted, not inherited
+}
+
+TEST_CASE("sdk: a child inherits no ignored or caught signal, a real-time one included", "[sdk]") {
+  struct sigaction caught {
+  }, ignored{}, old_usr1{}, old_usr2{}, old_rtmax{};
+  caught.sa_handler = [](int) {};
+  ignored.sa_handler = SIG_IGN;
+  ::sigaction(SIGUSR1, &caught, &old_usr1);
+  ::sigaction(SIGUSR2, &ignored, &old_usr2);
+  ::sigaction(SIGRTMAX, &ignored, &old_rtmax);
+  // The control: this process does ignore them, so a child that kept them would show them.
+  Plan self = plan_of({"cat", "/proc/self/status"});
+  std::ifstream own("/proc/self/status");
+  std::string own_text((std::istreambuf_iterator<char>(own)), std::istreambuf_iterator<char>());
+  Collect sink;
+  RunResult r = sdk::child_result(sdk::run_child(sdk::child_spec(self, "/"), sink), self);
+  ::sigaction(SIGUSR1, &old_usr1, nullptr);
+  ::sigaction(SIGUSR2, &old_usr2, nullptr);
+  ::sigaction(SIGRTMAX, &old_rtmax, nullptr);
+  auto ignored_here = [&](int sig) {
+    auto at = own_text.find("SigIgn:");
+    return at != std::string::npos &&
+           (std::stoull(own_text.substr(at + 7), nullptr, 16) >> (sig - 1) & 1) == 1;
+  };
+  CHECK(ignored_here(SIGUSR2));
+  CHECK(ignored_here(SIGRTMAX));
+  REQUIRE_FALSE(r.error);
+  CHECK(sink.out.find("\nSigIgn:\t0000000000000000\nSigCgt:\t0000000000000000\n") !=
+        std::string::npos);
 }
 
 TEST_CASE("sdk: a missing program is CRD5004 with status 127, a failing one keeps its code",

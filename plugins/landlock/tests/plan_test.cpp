@@ -322,6 +322,21 @@ TEST_CASE("limits: totals only where a mechanism makes them totals", "[limits]")
   }
 }
 
+TEST_CASE("host_paths: a search path's directories are followed to their real ones, each once",
+          "[paths]") {
+  test::TempDir dir("cordon-ll-dirs-");
+  const std::string real = dir / "real", alias = dir / "alias";
+  REQUIRE(std::filesystem::create_directory(real));
+  REQUIRE(::symlink("real", alias.c_str()) == 0);
+  test::write_file(real + "/tool", "#!/bin/sh\nexit 0\n", 0755);
+  auto dirs = search_dirs(alias + ":relative:" + real + ":/nonexistent:" + alias);
+  CHECK(dirs == std::vector<std::string>{real});
+  // Found once, through either spelling, as the file it is.
+  CHECK(resolve_program("tool", dirs) == std::vector<std::string>{real + "/tool"});
+  CHECK(resolve_program("tool", alias) == std::vector<std::string>{real + "/tool"});
+  CHECK(resolve_program("other", dirs).empty());
+}
+
 TEST_CASE("host_paths: programs resolve through PATH and symlinks", "[paths]") {
   test::TempDir dir("cordon-ll-bin-");
   test::write_file(dir / "tool", "#!/bin/sh\nexit 0\n", 0755);

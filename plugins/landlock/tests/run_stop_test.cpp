@@ -73,11 +73,12 @@ TEST_CASE("signals: cordon's handlers and ignored signals reach neither the keep
           "[userns][lifecycle]") {
   if (!sandbox_available()) return;
   struct sigaction caught {
-  }, ignored{}, old_usr1{}, old_usr2{};
+  }, ignored{}, old_usr1{}, old_usr2{}, old_rtmax{};
   caught.sa_handler = [](int) {};
   ignored.sa_handler = SIG_IGN;
   ::sigaction(SIGUSR1, &caught, &old_usr1);
   ::sigaction(SIGUSR2, &ignored, &old_usr2);
+  ::sigaction(SIGRTMAX, &ignored, &old_rtmax);  // the mask's top bit
   TempDir ws;
   // The sandbox's pid 1 is the keeper; /proc/self is cat, as the command's process made it.
   auto plan = make_plan(base_policy(ws.path(), "/nonexistent-home"), ws.path(),
@@ -86,6 +87,7 @@ TEST_CASE("signals: cordon's handlers and ignored signals reach neither the keep
   auto r = backend().run(plan, sink);
   ::sigaction(SIGUSR1, &old_usr1, nullptr);
   ::sigaction(SIGUSR2, &old_usr2, nullptr);
+  ::sigaction(SIGRTMAX, &old_rtmax, nullptr);
   INFO(sink.out << sink.err);
   REQUIRE_FALSE(r.error);
   REQUIRE(r.exit_code == 0);

@@ -131,6 +131,12 @@ CORDON_API Error exec_failure(const std::string& program, int err, std::string h
 /// The exit status a shell gives an execve() that failed with `err`: 127 not found, else 126.
 CORDON_API int exec_failure_status(int err) noexcept;
 
+/// Every signal back to its default action and none blocked, for a child between fork (or
+/// clone) and execve: an ignored signal survives execve, and a caught one would run the
+/// parent's handler. Async-signal-safe, no allocation. Only the signals ignored or caught
+/// (/proc/self/status) are reset; all of them when that file cannot be read.
+CORDON_API void default_signals() noexcept;
+
 /// The spec of `plan` for a child on this host: argv searched in the granted PATH (or
 /// kDefaultSearchPath), exactly the granted environment with HOME = `home`, the workspace as
 /// the working directory, the policy's rlimits (no core files; open files, CPU seconds, file

@@ -89,6 +89,7 @@ std::string env_path(const Plan& plan) {
 
 void add_programs(const std::vector<std::string>& names, const std::string& search,
                   std::vector<std::string>& out, std::vector<std::string>* missing) {
+  if (names.empty()) return;  // the search path is not even read
   const auto dirs = search_dirs(search);
   for (const auto& name : names) {
     auto files = resolve_program(name, dirs);

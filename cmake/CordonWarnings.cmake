@@ -25,12 +25,4 @@ function(cordon_test_headers target)
     $<$<COMPILE_LANGUAGE:CXX>:<string$<ANGLE-R>>
     $<$<COMPILE_LANGUAGE:CXX>:<thread$<ANGLE-R>>
     $<$<COMPILE_LANGUAGE:CXX>:<vector$<ANGLE-R>>)
-  # A test main defines CATCH_CONFIG_MAIN before it includes Catch2: it parses it itself.
-  get_target_property(sources ${target} SOURCES)
-  foreach(source IN LISTS sources)
-    if(source MATCHES "(^|/)main\\.cpp$")
-      set_source_files_properties(${source} TARGET_DIRECTORY ${target}
-                                  PROPERTIES SKIP_PRECOMPILE_HEADERS ON)
-    endif()
-  endforeach()
 endfunction()

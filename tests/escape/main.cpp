@@ -2,13 +2,14 @@
 // so that a log of `escape-as-root` and `escape-as-user` can be told apart; and where this host
 // cannot create user namespaces, it leaves out the tests tagged [userns] (with a message), unless
 // CI=true, where they run and fail (not on docker, whose daemon makes the namespaces).
-#define CATCH_CONFIG_RUNNER
 #include <unistd.h>
 
-#include <catch2/catch.hpp>
 #include <iostream>
+#include <string>
+#include <vector>
 
 #include "backend_setup.hpp"
+#include "catch_session.hpp"
 #include "cordon_run.hpp"
 #include "host.hpp"
 #include "probes.hpp"
@@ -20,8 +21,7 @@ int main(int argc, char** argv) {
             << "', sandbox uid when root " << escape::sandbox_uid();
   if (escape::on_docker()) std::cerr << ", image '" << escape::docker_image() << "'";
   std::cerr << "\n";
-  Catch::Session session;
-  if (int rc = session.applyCommandLine(argc, argv); rc != 0) return rc;
+  std::vector<std::string> also;
   // Docker's containers are made by the daemon: the caller needs no user namespace of its own.
   if (!escape::on_docker() && !escape::userns_available()) {
     if (escape::in_ci()) {
@@ -31,8 +31,8 @@ int main(int argc, char** argv) {
       std::cerr << "escape suite: skipping the [userns] tests: this host cannot create user "
                    "namespaces (see user.max_user_namespaces and "
                    "kernel.apparmor_restrict_unprivileged_userns)\n";
-      session.configData().testsOrTags.push_back("~[userns]");
+      also.push_back("~[userns]");
     }
   }
-  return session.run();
+  return cordon::test::run_catch(argc, argv, also);
 }

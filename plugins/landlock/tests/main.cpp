@@ -1,3 +1,0 @@
-// The Catch2 runner of the landlock backend's tests.
-#define CATCH_CONFIG_MAIN
-#include <catch2/catch.hpp>

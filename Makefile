@@ -26,7 +26,7 @@ build: deps
 run: programs
 	build/dev/bin/cordon run -- $(CMD)
 
-# The whole test suite: dev and asan builds, ctest on both (as root and as an unprivileged
+# The whole test suite: release and asan builds, ctest on both (as root and as an unprivileged
 # user), the fuzzers for a short while.
 test: deps
 	@scripts/test

@@ -9,8 +9,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <cordon/sdk/child.hpp>
-
 #include <cerrno>
 #include <cstddef>
 #include <cstdint>
@@ -44,11 +42,6 @@ inline void unblock_signals() noexcept {
   ::sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
 }
-
-/// Every signal back to its default action, none blocked: cordon's handlers must never run in
-/// a child (they would act on cordon's state), and the command must not inherit an ignored
-/// signal.
-inline void reset_signals() noexcept { sdk::default_signals(); }
 
 /// Copies `src` into `dst` (size `cap`), always terminated; truncates.
 inline void copy(char* dst, std::size_t cap, const char* src) noexcept {

@@ -9,6 +9,7 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include <cordon/sdk/child.hpp>
 
 #include <cerrno>
 
@@ -188,7 +189,9 @@ void send_report(int fd, const ChildReport& report) noexcept {
 }
 
 void run_entrant(const ChildSpec& s) noexcept {
-  child::reset_signals();  // ignored ones too: the command must not inherit them
+  // Every signal back to its default action: cordon's handlers must never run in a child (they
+  // would act on cordon's state), and the command must not inherit an ignored signal.
+  sdk::default_signals();
   // Cordon's end of the report pipe: with it gone, a failed write of a report, or become()'s
   // poll, tells that cordon died.
   ::close(s.report_peer_fd);

@@ -4,6 +4,7 @@
 #include <cordon/sdk/error.hpp>
 
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -12,17 +13,28 @@
 namespace cordon::landlock {
 
 SharedArena::SharedArena(std::size_t bytes) : size_(bytes) {
-  void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
-                   MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (p == MAP_FAILED)
-    throw Error(
-        code::kIsolationFailed,
-        std::string("cannot map memory shared with the sandbox's keeper: ") + std::strerror(errno));
+  auto fail = [](const char* what) {
+    return Error(code::kIsolationFailed,
+                 std::string("cannot ") + what +
+                     " the memory shared with the sandbox's keeper: " + std::strerror(errno));
+  };
+  fd_ = ::memfd_create("cordon-landlock-tree", MFD_CLOEXEC);
+  if (fd_ < 0) throw fail("create");
+  void* p = MAP_FAILED;
+  if (::ftruncate(fd_, static_cast<off_t>(bytes)) == 0)
+    p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd_, 0);
+  if (p == MAP_FAILED) {
+    Error e = fail("map");
+    ::close(fd_);
+    throw e;
+  }
   base_ = static_cast<char*>(p);
+  peer_ = base_address();
 }
 
 SharedArena::~SharedArena() {
   if (base_ != nullptr) ::munmap(base_, size_);
+  if (fd_ >= 0) ::close(fd_);
 }
 
 void* SharedArena::raw(std::size_t bytes, std::size_t align) {
@@ -39,7 +51,7 @@ void* SharedArena::raw(std::size_t bytes, std::size_t align) {
 const char* SharedArena::copy(const std::string& s) {
   char* out = allocate<char>(s.size() + 1);
   std::memcpy(out, s.c_str(), s.size() + 1);
-  return out;
+  return peer(out);
 }
 
 namespace {
@@ -47,7 +59,7 @@ namespace {
 std::span<const char* const> copy_strings(const std::vector<std::string>& in, SharedArena& arena) {
   const char** out = arena.allocate<const char*>(in.size());
   for (std::size_t i = 0; i < in.size(); ++i) out[i] = arena.copy(in[i]);
-  return {out, in.size()};
+  return {arena.peer(out), in.size()};
 }
 
 }  // namespace
@@ -62,7 +74,7 @@ const FlatLayout* flatten(const Layout& layout, uid_t uid, gid_t gid, SharedAren
   auto* links = arena.allocate<FlatLink>(layout.symlinks.size());
   for (std::size_t i = 0; i < layout.symlinks.size(); ++i)
     links[i] = {arena.copy(layout.symlinks[i].first), arena.copy(layout.symlinks[i].second)};
-  flat->symlinks = {links, layout.symlinks.size()};
+  flat->symlinks = {arena.peer(links), layout.symlinks.size()};
   auto* steps = arena.allocate<FlatStep>(layout.steps.size());
   for (std::size_t i = 0; i < layout.steps.size(); ++i) {
     const auto& s = layout.steps[i];
@@ -75,14 +87,14 @@ const FlatLayout* flatten(const Layout& layout, uid_t uid, gid_t gid, SharedAren
                 s.dev,
                 s.ino};
   }
-  flat->steps = {steps, layout.steps.size()};
+  flat->steps = {arena.peer(steps), layout.steps.size()};
   flat->pins = copy_strings(layout.pins, arena);
   auto* masks = arena.allocate<FlatMask>(layout.masks.size());
   for (std::size_t i = 0; i < layout.masks.size(); ++i) {
     const auto& m = layout.masks[i];
     masks[i] = {arena.copy(m.path), m.dir, m.dev, m.ino};
   }
-  flat->masks = {masks, layout.masks.size()};
+  flat->masks = {arena.peer(masks), layout.masks.size()};
   flat->devices = copy_strings(layout.devices, arena);
   flat->workspace = arena.copy(layout.workspace);
   flat->tmpfs_bytes = layout.tmpfs_bytes;
@@ -91,7 +103,7 @@ const FlatLayout* flatten(const Layout& layout, uid_t uid, gid_t gid, SharedAren
   std::size_t trees = layout.steps.size() + layout.devices.size();
   int* fds = arena.allocate<int>(trees);
   for (std::size_t i = 0; i < trees; ++i) fds[i] = -1;
-  flat->trees = {fds, trees};
+  flat->trees = {arena.peer(fds), trees};
   return flat;
 }
 

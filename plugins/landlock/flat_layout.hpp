@@ -1,7 +1,7 @@
 // The file tree as the sandbox's keeper reads it. The keeper builds the tree while cordon does
-// the rest of the set-up, but it was cloned before the run was planned: the Layout is copied
-// into memory shared with it, mapped before the clone and so at the same address in both. It
-// is read there with no allocation (the keeper may be the child of a multi-threaded process).
+// the rest of the set-up, but it was started before the run was planned: the Layout is copied
+// into memory shared with it (a memfd both map), its pointers written as the keeper sees them.
+// It is read there with no allocation.
 #pragma once
 
 #include <sys/types.h>
@@ -61,11 +61,13 @@ struct FlatLayout {
   std::span<int> trees;
 };
 
-/// A fixed region of memory shared with the children cloned after it was made; copies are
-/// bump-allocated in it, and it is reused by resetting it.
+/// A fixed region of memory shared, through its memfd, with another process that maps it at
+/// an address of its own (the peer's); copies are bump-allocated in it, and it is reused by
+/// resetting it.
 class SharedArena {
  public:
-  /// Maps `bytes` (pages are only used when written). Throws cordon::Error (CRD1003).
+  /// Maps `bytes` of a new memfd (pages are only used when written). Throws cordon::Error
+  /// (CRD1003).
   explicit SharedArena(std::size_t bytes);
   ~SharedArena();
   SharedArena(const SharedArena&) = delete;
@@ -76,22 +78,36 @@ class SharedArena {
   T* allocate(std::size_t n) {
     return static_cast<T*>(raw(n * sizeof(T), alignof(T)));
   }
-  /// A terminated copy of `s`.
+  /// A terminated copy of `s`; the pointer is the peer's (for storing, not for reading here).
   const char* copy(const std::string& s);
+  /// `p` (in this arena) as the peer sees it.
+  template <class T>
+  T* peer(T* p) const noexcept {
+    return reinterpret_cast<T*>(reinterpret_cast<std::uintptr_t>(p) - base_address() + peer_);
+  }
+  /// The address the peer maps the arena at (until set: this process's own).
+  void set_peer(std::uintptr_t address) noexcept { peer_ = address; }
   /// The first object allocated after the last reset.
   void* base() const noexcept { return base_; }
+  /// The memfd (close-on-exec).
+  int fd() const noexcept { return fd_; }
+  std::size_t size() const noexcept { return size_; }
   void reset() noexcept { used_ = 0; }
 
  private:
   void* raw(std::size_t bytes, std::size_t align);
+  std::uintptr_t base_address() const noexcept { return reinterpret_cast<std::uintptr_t>(base_); }
 
+  int fd_ = -1;
+  std::uintptr_t peer_ = 0;
   char* base_ = nullptr;
   std::size_t size_ = 0;
   std::size_t used_ = 0;
 };
 
-/// Copies `layout`, with the identity its files belong to, into `arena` (after a reset); the
-/// result is at arena.base(). Throws cordon::Error (CRD1003) when it does not fit.
+/// Copies `layout`, with the identity its files belong to, into `arena` (after a reset), every
+/// pointer in it the arena's peer's; the result is at arena.base(). Throws cordon::Error
+/// (CRD1003) when it does not fit.
 const FlatLayout* flatten(const Layout& layout, uid_t uid, gid_t gid, SharedArena& arena);
 
 }  // namespace cordon::landlock

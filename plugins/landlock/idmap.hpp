@@ -52,10 +52,4 @@ Identity choose_identity(const IdentityInput& input);
 /// The primary gid of `uid` from the user database (getpwuid_r), if any.
 std::optional<gid_t> lookup_primary_gid(uid_t uid);
 
-/// Writes "deny" to /proc/PID/setgroups when `deny_setgroups`, then gid_map and uid_map.
-/// Parent side (root), or the child for itself with pid 0 ("self"). Async-signal-safe.
-/// Returns 0 or -errno; `failed` names the file that failed.
-int write_id_maps(pid_t pid, const char* uid_map, const char* gid_map, bool deny_setgroups,
-                  const char** failed) noexcept;
-
 }  // namespace cordon::landlock

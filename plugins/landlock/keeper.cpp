@@ -3,6 +3,7 @@
 
 #include <cordon/sdk/error.hpp>
 
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -18,6 +19,7 @@
 #include <utility>
 
 #include "child_util.hpp"
+#include "keeper_exec.hpp"
 #include "keeper_process.hpp"
 #include "namespaces.hpp"
 
@@ -38,7 +40,14 @@ ChildReport died_report(const char* mechanism, const char* what) noexcept {
 constinit std::mutex g_arena_mutex;
 constinit std::unique_ptr<SharedArena> g_spare_arena;
 
+// A fork made while another thread (the keeper shelf's) holds the lock must not inherit it
+// held: the child's own first run would wait forever.
+void lock_arenas() noexcept { g_arena_mutex.lock(); }
+void unlock_arenas() noexcept { g_arena_mutex.unlock(); }
+
 std::unique_ptr<SharedArena> take_arena() {
+  static const int registered = ::pthread_atfork(lock_arenas, unlock_arenas, unlock_arenas);
+  (void)registered;
   {
     std::lock_guard lock(g_arena_mutex);
     if (g_spare_arena) {
@@ -76,7 +85,7 @@ void recycle_arena(Keeper& keeper) noexcept {
   if (!g_spare_arena) g_spare_arena = std::move(keeper.arena);
 }
 
-Keeper start_keeper(bool network) {
+Keeper start_keeper(bool network, KeeperStart how) {
   int pair[2];
   if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0)
     throw Error(code::kIsolationFailed,
@@ -94,18 +103,30 @@ Keeper start_keeper(bool network) {
                 std::string("cannot open a pidfd of cordon: ") + std::strerror(errno));
   cpu_set_t cpus;
   bool have_cpus = ::sched_getaffinity(0, sizeof cpus, &cpus) == 0;
-  KeeperArgs args{ready.write.get(),
-                  ready.read.get(),
-                  self_fd.get(),
-                  network,
-                  root,
-                  root ? nullptr : uid_map.c_str(),
-                  root ? nullptr : gid_map.c_str(),
-                  static_cast<const FlatLayout*>(arena->base()),
-                  have_cpus ? &cpus : nullptr};
+  const char* maps[2] = {root ? nullptr : uid_map.c_str(), root ? nullptr : gid_map.c_str()};
   int pidfd = -1;
-  pid_t pid = clone_sandbox(CLONE_NEWUSER | CLONE_NEWPID | kCloneClearSighand, -1, &pidfd);
-  if (pid == 0) keeper_main(args);
+  pid_t pid;
+  if (how == KeeperStart::fork) {
+    KeeperArgs args{ready.write.get(),
+                    self_fd.get(),
+                    network,
+                    root,
+                    maps[0],
+                    maps[1],
+                    static_cast<const FlatLayout*>(arena->base()),
+                    have_cpus ? &cpus : nullptr};
+    int peer = ready.read.get();
+    pid = clone_sandbox(CLONE_NEWUSER | CLONE_NEWPID | kCloneClearSighand, -1, &pidfd);
+    if (pid == 0) {
+      ::close(peer);
+      keeper_main(args);
+    }
+  } else {
+    KeeperLaunch launch{ready.write.get(), self_fd.get(), arena->fd(),
+                        arena->size(),     network,       root,
+                        maps[0],           maps[1],       have_cpus ? &cpus : nullptr};
+    pid = exec_keeper(launch, &pidfd);
+  }
   if (pid < 0) {
     std::string why = userns_restriction();
     throw Error(code::kIsolationFailed,
@@ -157,6 +178,7 @@ std::optional<ChildReport> await_keeper(Keeper& keeper) noexcept {
   if (whole && r.kind == ChildReport::Kind::started &&
       received == namespace_count(keeper.network)) {
     keeper.awaited = true;
+    keeper.arena->set_peer(static_cast<std::uintptr_t>(r.arena));
     return std::nullopt;
   }
   if (whole && r.kind == ChildReport::Kind::setup_failed) return r;
@@ -192,7 +214,7 @@ void prestart_keeper() noexcept {
   std::lock_guard lock(g_slot.mutex);
   if (g_slot.keeper) return;
   try {
-    g_slot.keeper = start_keeper(true);
+    g_slot.keeper = start_keeper(true, KeeperStart::fork);
   } catch (...) {
     g_slot.keeper = Keeper{};
   }

@@ -2,14 +2,16 @@
 //
 // Making the namespaces is most of a sandbox's kernel cost (the network namespace alone is
 // ~0.6 ms), and none of it depends on the policy but whether the network is denied. So the
-// keeper is started before the run is planned: by the front end as soon as it starts, else at
-// the start of the run. It makes the namespaces on the second core while cordon plans. The
-// command's process, forked once the plan is ready, joins them (setns) through descriptors of
-// the namespaces that the keeper opens and sends over its socket, so the plan never has to be
-// sent anywhere. (Not through the keeper's pidfd or /proc: neither can be joined once the
-// keeper is non-dumpable, which it must be before the command runs, being a copy of cordon's
-// memory.) After that the keeper only reaps orphans, passes a SIGTERM on to every process of
-// the sandbox, and dies when cordon kills it, which kills everything in the namespace.
+// keeper is started before the run is planned: by the front end as soon as it starts, from a
+// shelf of keepers started ahead once runs repeat (keeper_shelf.hpp), else at the start of the
+// run. It makes the namespaces on the second core while cordon plans. The command's process,
+// started once the plan is ready, joins them (setns) through descriptors of the namespaces that
+// the keeper opens and sends over its socket; the tree it is to build comes through shared
+// memory. (Not through the keeper's pidfd or /proc: neither can be joined once the keeper is
+// non-dumpable, which it must be before the command runs: the front end's keeper is a copy of
+// cordon's memory, and every keeper holds cordon's descriptors until then.) After that the keeper
+// only reaps orphans, passes a SIGTERM on to every process of the sandbox, and dies when cordon
+// kills it, which kills everything in the namespace.
 #pragma once
 
 #include <sys/types.h>
@@ -42,9 +44,17 @@ struct Keeper {
   explicit operator bool() const noexcept { return pid > 0; }
 };
 
-/// Clones a keeper into a new user and pid namespace; it makes the rest itself. Throws
+/// How a keeper is started. A fork copies cordon's page tables, and every page cordon then
+/// writes while the keeper lives is copied too, each copy interrupting the other CPUs to flush
+/// their TLBs: cheap for the front end's keeper, forked as cordon starts (when it is smallest),
+/// and about half of a run for a long-lived process. The keeper's own program
+/// (keeper_exec.hpp) costs a copy of it into a memfd once per process (about 1 ms), then an
+/// execve per keeper, on cordon's memory only until then.
+enum class KeeperStart { exec, fork };
+
+/// Starts a keeper in a new user and pid namespace; it makes the rest itself. Throws
 /// cordon::Error (CRD1003) when the clone is refused.
-Keeper start_keeper(bool network);
+Keeper start_keeper(bool network, KeeperStart how = KeeperStart::exec);
 
 /// Waits until the keeper has made its namespaces (and taken their descriptors). Returns its
 /// setup_failed report if it could not (or a made-up one if it died), nothing when it is

@@ -17,9 +17,7 @@
 #include <cstring>
 
 #include "child_util.hpp"
-#include "idmap.hpp"
 #include "mounts.hpp"
-#include "namespaces.hpp"
 
 namespace cordon::landlock {
 
@@ -67,7 +65,7 @@ void install(int sig, void (*handler)(int)) noexcept {
 }
 
 // The good report, with the namespaces' descriptors attached.
-int send_namespaces(int socket, bool network) noexcept {
+int send_namespaces(int socket, bool network, const FlatLayout* arena) noexcept {
   int fds[kKeeperNamespaces] = {};
   int n = namespace_count(network);
   for (int i = 0; i < n; ++i) {
@@ -76,6 +74,7 @@ int send_namespaces(int socket, bool network) noexcept {
   }
   ChildReport r;
   r.kind = ChildReport::Kind::started;
+  r.arena = reinterpret_cast<std::uintptr_t>(arena);
   iovec iov{&r, sizeof r};
   alignas(cmsghdr) char control[CMSG_SPACE(sizeof fds)] = {};
   msghdr msg{};
@@ -173,17 +172,16 @@ void build_tree(const KeeperArgs& a) noexcept {
 void keeper_main(const KeeperArgs& a) noexcept {
   // Cordon sent it to another CPU to start there; from now on it may use any of cordon's.
   if (a.cpus != nullptr) ::sched_setaffinity(0, sizeof(cpu_set_t), a.cpus);
-  // cordon's handlers were cleared by the clone (kCloneClearSighand); a signal cordon ignores
-  // stays ignored, which changes nothing for a pid 1 that takes only SIGCHLD and SIGTERM.
+  // The execve reset cordon's handlers; a signal cordon ignores stays ignored, which changes
+  // nothing for a pid 1 that takes only SIGCHLD and SIGTERM.
   child::unblock_signals();
-  ::close(a.peer);
   die_with_cordon(a);
   make_namespaces(a);
   // Nothing of cordon's memory may be read through /proc/1 once the command runs.
   ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
   install(SIGCHLD, on_child);
   install(SIGTERM, on_terminate);
-  if (send_namespaces(a.socket, a.network) != 0)
+  if (send_namespaces(a.socket, a.network, a.layout) != 0)
     keeper_failed(a.socket, "namespaces", "cannot send them to cordon");
   build_tree(a);
   die_with_cordon(a);

@@ -1,11 +1,11 @@
 // The keeper's own process (see keeper.hpp): what it is given, what it sends back, and its
-// code. Runs in a child of a possibly multi-threaded cordon: raw system calls only.
+// code, which runs in the keeper's own program (keeper_exec.hpp).
 #pragma once
 
 #include <sched.h>
 
+#include "child_io.hpp"
 #include "flat_layout.hpp"
-#include "spawn.hpp"
 
 namespace cordon::landlock {
 
@@ -36,16 +36,15 @@ inline int namespace_count(bool network) noexcept { return network ? 6 : 5; }
 /// shared arena.
 inline constexpr char kBuildTree = 'b';
 
-/// What the keeper's process needs, prepared before the clone.
+/// What the keeper's program was given (keeper_exec.hpp).
 struct KeeperArgs {
   int socket = -1;  ///< the keeper's end of its socket
-  int peer = -1;    ///< cordon's end of it
   int cordon = -1;  ///< a pidfd of cordon, readable once it has exited
   bool network = false;
   bool root = false;              ///< cordon is root: it writes the maps, groups are dropped
   const char* uid_map = nullptr;  ///< set when cordon is not root: the maps it may write
   const char* gid_map = nullptr;
-  const FlatLayout* layout = nullptr;  ///< where cordon puts the tree to build
+  const FlatLayout* layout = nullptr;  ///< where cordon puts the tree to build (the arena)
   const cpu_set_t* cpus = nullptr;     ///< the CPUs it may use, restored once it runs
 };
 

@@ -268,6 +268,7 @@ void LandlockBackend::execute(const Plan& plan, OutputSink& sink, RunResult& res
   // Started first, so that the namespaces are made while the run is planned.
   bool fresh_net = !plan.policy.network.allow && !ports_mode(plan.policy.network);
   KeeperGuard guard{take_prestarted_keeper(fresh_net)};
+  if (!guard.keeper) guard.keeper = keepers_.take(fresh_net);
   if (!guard.keeper) guard.keeper = start_keeper(fresh_net);
   // The applets are kept where the probe is, and not at all when it is not (probe_cache.hpp).
   Prepared p = prepare(

@@ -1,6 +1,8 @@
 // Planning of the sandbox's tree. Pure.
 #include "layout.hpp"
 
+#include "host_paths.hpp"
+
 #include <algorithm>
 #include <map>
 

@@ -8,8 +8,6 @@
 // masked with an empty read-only mode-000 directory or file.
 #pragma once
 
-#include "host_paths.hpp"
-
 #include <sys/types.h>
 
 #include <cstdint>
@@ -18,6 +16,8 @@
 #include <vector>
 
 namespace cordon::landlock {
+
+struct HostView;  // host_paths.hpp
 
 /// One mount the keeper makes, in order (parents before children).
 struct MountStep {

@@ -1,10 +1,7 @@
 // Namespace creation and the facts around it.
 #include "namespaces.hpp"
 
-#include <net/if.h>
 #include <signal.h>
-#include <sys/ioctl.h>
-#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -56,21 +53,6 @@ pid_t clone_sandbox(std::uint64_t flags, int cgroup_fd, int* pidfd) noexcept {
   }
   long pid = ::syscall(SYS_clone3, &args, sizeof args);
   return pid < 0 ? -errno : static_cast<pid_t>(pid);
-}
-
-int bring_up_loopback() noexcept {
-  int s = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  if (s < 0) return -errno;
-  ifreq ifr{};
-  std::memcpy(ifr.ifr_name, "lo", 3);
-  int rc = ::ioctl(s, SIOCGIFFLAGS, &ifr);
-  if (rc == 0) {
-    ifr.ifr_flags = static_cast<short>(ifr.ifr_flags | IFF_UP | IFF_RUNNING);
-    rc = ::ioctl(s, SIOCSIFFLAGS, &ifr);
-  }
-  int err = errno;
-  ::close(s);
-  return rc == 0 ? 0 : -err;
 }
 
 std::string userns_restriction() {

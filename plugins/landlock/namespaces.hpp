@@ -1,4 +1,4 @@
-// Namespaces: the clone that creates them, the loopback of a fresh network namespace, and the
+// Namespaces: the clone that creates them and the
 // host settings that explain why a user namespace cannot be made.
 #pragma once
 
@@ -24,9 +24,6 @@ inline constexpr std::uint64_t kCloneClearSighand = 0x100000000ull;
 /// the child's pid in the parent (with `*pidfd` set), 0 in the child, -errno on failure. The
 /// child must keep to async-signal-safe calls and leave with _exit.
 pid_t clone_sandbox(std::uint64_t flags, int cgroup_fd, int* pidfd) noexcept;
-
-/// Brings up "lo" in the caller's (fresh) network namespace. 0 or -errno.
-int bring_up_loopback() noexcept;
 
 /// Why the host refuses user namespaces, from its sysctls ("unprivileged user namespaces
 /// disabled by kernel.apparmor_restrict_unprivileged_userns"); empty when none explains it.

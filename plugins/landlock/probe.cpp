@@ -19,6 +19,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "child_io.hpp"
 #include "child_util.hpp"
 #include "fd.hpp"
 #include "idmap.hpp"

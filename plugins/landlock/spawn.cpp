@@ -167,27 +167,6 @@ int command_main(void* arg) noexcept {
 
 }  // namespace
 
-ChildReport make_report(ChildReport::Kind kind, int err, const char* mechanism, const char* what,
-                        const char* path) noexcept {
-  ChildReport r;
-  r.kind = kind;
-  r.err = err;
-  child::copy(r.mechanism, sizeof r.mechanism, mechanism);
-  child::copy(r.detail, sizeof r.detail, what);
-  if (path && *path) {
-    child::append(r.detail, sizeof r.detail, " '");
-    child::append(r.detail, sizeof r.detail, path);
-    child::append(r.detail, sizeof r.detail, "'");
-  }
-  return r;
-}
-
-void send_report(int fd, const ChildReport& report) noexcept {
-  ssize_t n;
-  do n = ::write(fd, &report, sizeof report);
-  while (n < 0 && errno == EINTR);
-}
-
 void run_entrant(const ChildSpec& s) noexcept {
   // Every signal back to its default action: cordon's handlers must never run in a child (they
   // would act on cordon's state), and the command must not inherit an ignored signal.

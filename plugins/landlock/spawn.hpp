@@ -16,38 +16,12 @@
 #include <string>
 #include <vector>
 
+#include "child_io.hpp"
 #include "limits.hpp"
 #include "ruleset.hpp"
 #include "seccomp.hpp"
 
 namespace cordon::landlock {
-
-/// A record on the report pipe.
-struct ChildReport {
-  /// started: the keeper has made its namespaces and can be joined; pivoted: the new root is
-  /// the mount namespace's root (it can be joined); built: the sandbox's file tree is complete;
-  /// sealed: the blocked paths are masked and the host's root is detached from it.
-  enum class Kind : std::uint32_t {
-    setup_failed = 1,
-    exec_failed = 2,
-    started = 4,
-    built = 5,
-    sealed = 6,
-    pivoted = 7
-  };
-  Kind kind = Kind::setup_failed;
-  std::int32_t err = 0;     ///< errno of the failure
-  char mechanism[32] = {};  ///< setup_failed: "mount namespace", "landlock", ...
-  char detail[224] = {};    ///< what was being done, on which path
-};
-static_assert(sizeof(ChildReport) <= PIPE_BUF, "reports must be written atomically");
-
-/// A report of `kind`: the errno, the mechanism, and what was being done (on `path`, if any).
-ChildReport make_report(ChildReport::Kind kind, int err, const char* mechanism, const char* what,
-                        const char* path = "") noexcept;
-
-/// Writes `report` whole to a pipe or socket (retrying on EINTR).
-void send_report(int fd, const ChildReport& report) noexcept;
 
 /// The keeper's namespaces the entrant joins with setns, the mount namespace aside: user, pid,
 /// IPC, UTS and, when the keeper made one, network.

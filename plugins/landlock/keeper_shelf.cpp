@@ -1,0 +1,107 @@
+// Keepers started ahead (keeper_shelf.hpp).
+#include "keeper_shelf.hpp"
+
+#include <poll.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <exception>
+#include <utility>
+
+namespace cordon::landlock {
+
+namespace {
+
+// A kind whose keepers keep failing to start is left alone: its runs start their own, and
+// report why.
+constexpr int kMaxFailures = 3;
+
+bool alive(const Keeper& k) noexcept {
+  pollfd p{k.pidfd.get(), POLLIN, 0};
+  return ::poll(&p, 1, 0) == 0;  // a pidfd is readable once its process has exited
+}
+
+// A started keeper that has made its namespaces, or an empty one.
+Keeper start_ready(bool network) noexcept {
+  try {
+    Keeper k = start_keeper(network);
+    if (!await_keeper(k)) return k;
+    discard_keeper(k);
+  } catch (const std::exception&) {
+  }
+  return Keeper{};
+}
+
+}  // namespace
+
+KeeperShelf::KeeperShelf() : owner_(::getpid()) {}
+
+KeeperShelf::~KeeperShelf() {
+  if (::getpid() != owner_) {
+    (void)filler_.release();  // a thread of the parent: not in this process
+    return;                   // the keepers are the parent's: only their descriptors close
+  }
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (filler_) filler_->join();
+  for (auto& kind : kinds_) discard_keeper(kind.keeper);
+}
+
+Keeper KeeperShelf::take(bool network) {
+  if (::getpid() != owner_) return Keeper{};
+  Keeper k;
+  {
+    std::lock_guard lock(mutex_);
+    Kind& kind = kinds_[network ? 1 : 0];
+    ++kind.asked;
+    k = std::exchange(kind.keeper, Keeper{});
+    if (kind.asked >= 2 && !stopping_ && !filler_)
+      filler_ = std::make_unique<std::thread>([this] { fill(); });
+  }
+  cv_.notify_all();
+  if (k && !alive(k)) discard_keeper(k);
+  return k;
+}
+
+pid_t KeeperShelf::ready_pid(bool network) const {
+  std::lock_guard lock(mutex_);
+  const Keeper& k = kinds_[network ? 1 : 0].keeper;
+  return k ? k.pid : 0;
+}
+
+void KeeperShelf::fill() {
+  // Signals go to cordon's other threads; this one only starts keepers.
+  sigset_t all;
+  ::sigfillset(&all);
+  ::pthread_sigmask(SIG_BLOCK, &all, nullptr);
+  auto wanted = [](const Kind& kind) {
+    return kind.asked >= 2 && !kind.keeper && kind.failures < kMaxFailures;
+  };
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    cv_.wait(lock, [&] { return stopping_ || wanted(kinds_[0]) || wanted(kinds_[1]); });
+    if (stopping_) return;
+    for (std::size_t i = 0; i < kinds_.size(); ++i) {
+      if (!wanted(kinds_[i])) continue;
+      lock.unlock();
+      Keeper k = start_ready(i == 1);
+      lock.lock();
+      Kind& kind = kinds_[i];
+      if (!k) {
+        ++kind.failures;
+      } else if (stopping_ || kind.keeper) {
+        lock.unlock();
+        discard_keeper(k);
+        lock.lock();
+      } else {
+        kind.failures = 0;
+        kind.keeper = std::move(k);
+      }
+    }
+  }
+}
+
+}  // namespace cordon::landlock

@@ -1,0 +1,61 @@
+// Keepers started ahead for a process that runs sandboxes again and again (a server, the C++
+// API): from the second run that wants a keeper of one kind (with or without a network
+// namespace) on, one of that kind is kept ready, so that a run does not wait for its
+// namespaces. Nothing of a run is in it: the tree, the identity's maps, the filter and the rest
+// are made for each run once its plan is known, as for a keeper started by the run itself. A
+// process that runs once (`cordon run`) warms nothing.
+//
+// The keepers are started on a thread of the shelf's own, which lives as long as the backend:
+// a keeper dies with the thread that started it (its parent-death signal), and a server's calls
+// each run on a thread that ends with the call. A fork of the process sees the shelf's copy but
+// never takes from it: the keepers are its parent's children, and another process's run may
+// already have joined one.
+#pragma once
+
+#include <sys/types.h>
+
+#include <array>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "keeper.hpp"
+
+namespace cordon::landlock {
+
+/// Ready keepers, one at most of each kind.
+class KeeperShelf {
+ public:
+  KeeperShelf();
+  /// Stops the thread and discards the keepers not taken.
+  ~KeeperShelf();
+  KeeperShelf(const KeeperShelf&) = delete;
+  KeeperShelf& operator=(const KeeperShelf&) = delete;
+
+  /// A ready keeper that makes a network namespace exactly when `network` asks for one, or an
+  /// empty Keeper when none is ready (the caller starts its own). Counts the request: from the
+  /// second of a kind on, another is started ahead after each one taken.
+  Keeper take(bool network);
+
+  /// The pid of the ready keeper of a kind, 0 when none is ready (for tests).
+  pid_t ready_pid(bool network) const;
+
+ private:
+  struct Kind {
+    Keeper keeper;
+    std::uint64_t asked = 0;
+    int failures = 0;
+  };
+  void fill();
+
+  mutable std::mutex mutex_;
+  std::condition_variable cv_;
+  std::array<Kind, 2> kinds_;  ///< [0]: the host's network; [1]: a network namespace
+  bool stopping_ = false;
+  std::unique_ptr<std::thread> filler_;  ///< started with the second request of a kind
+  const pid_t owner_;                    ///< the process the keepers belong to
+};
+
+}  // namespace cordon::landlock

@@ -107,4 +107,54 @@ const FlatLayout* flatten(const Layout& layout, uid_t uid, gid_t gid, SharedAren
   return flat;
 }
 
+namespace {
+
+// Length-prefixed, so that no two different field lists give the same string.
+void put(std::string& out, const std::string& s) {
+  out += std::to_string(s.size());
+  out += ':';
+  out += s;
+}
+
+void put(std::string& out, std::uint64_t n) { put(out, std::to_string(n)); }
+
+}  // namespace
+
+std::string tree_key(const Layout& layout, uid_t uid, gid_t gid) {
+  std::string k;
+  put(k, (layout.read_host ? 1U : 0U) | (layout.private_tmp ? 2U : 0U));
+  put(k, layout.home);
+  put(k, static_cast<std::uint64_t>(layout.home_kind));
+  put(k, layout.symlinks.size());
+  for (const auto& [path, text] : layout.symlinks) {
+    put(k, path);
+    put(k, text);
+  }
+  put(k, layout.steps.size());
+  for (const auto& s : layout.steps) {
+    put(k, static_cast<std::uint64_t>(s.kind));
+    put(k, s.target);
+    put(k, s.source);
+    put(k, (s.writable ? 1U : 0U) | (s.dir ? 2U : 0U) | (s.create_target ? 4U : 0U));
+    put(k, static_cast<std::uint64_t>(s.dev));
+    put(k, static_cast<std::uint64_t>(s.ino));
+  }
+  put(k, layout.pins.size());
+  for (const auto& p : layout.pins) put(k, p);
+  put(k, layout.masks.size());
+  for (const auto& m : layout.masks) {
+    put(k, m.path);
+    put(k, m.dir ? 1U : 0U);
+    put(k, static_cast<std::uint64_t>(m.dev));
+    put(k, static_cast<std::uint64_t>(m.ino));
+  }
+  put(k, layout.devices.size());
+  for (const auto& d : layout.devices) put(k, d);
+  put(k, layout.workspace);
+  put(k, layout.tmpfs_bytes);
+  put(k, uid);
+  put(k, gid);
+  return k;
+}
+
 }  // namespace cordon::landlock

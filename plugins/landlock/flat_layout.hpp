@@ -110,4 +110,8 @@ class SharedArena {
 /// (CRD1003) when it does not fit.
 const FlatLayout* flatten(const Layout& layout, uid_t uid, gid_t gid, SharedArena& arena);
 
+/// Everything flatten() hands the keeper, as one string: two trees with equal keys are built
+/// alike (the same mounts on the same host objects, the same files for the same owner). Pure.
+std::string tree_key(const Layout& layout, uid_t uid, gid_t gid);
+
 }  // namespace cordon::landlock

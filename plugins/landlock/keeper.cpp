@@ -3,6 +3,7 @@
 
 #include <cordon/sdk/error.hpp>
 
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -191,6 +192,31 @@ void request_tree(Keeper& keeper, const Layout& layout, const Identity& identity
   if (::send(keeper.socket.get(), &go, 1, MSG_NOSIGNAL) != 1)
     throw Error(code::kIsolationFailed,
                 std::string("cannot reach the sandbox's keeper: ") + std::strerror(errno));
+}
+
+void write_keeper_maps(const Keeper& keeper, const Identity& identity) {
+  if (!identity.parent_writes_maps) return;
+  const std::string uid_map = identity.uid_map(), gid_map = identity.gid_map();
+  const char* failed = "";
+  if (int e = write_id_maps(keeper.pid, uid_map.c_str(), gid_map.c_str(), false, &failed))
+    throw Error(code::kIsolationFailed,
+                std::string("user namespace: cannot write ") + failed + ": " + std::strerror(-e));
+}
+
+std::optional<ChildReport> await_sealed(Keeper& keeper, int timeout_ms) noexcept {
+  for (auto expected :
+       {ChildReport::Kind::pivoted, ChildReport::Kind::built, ChildReport::Kind::sealed}) {
+    pollfd p{keeper.socket.get(), POLLIN, 0};
+    int ready;
+    do ready = ::poll(&p, 1, timeout_ms);
+    while (ready < 0 && errno == EINTR);
+    ChildReport r;
+    ssize_t n = ready == 1 ? ::recv(keeper.socket.get(), &r, sizeof r, 0) : -1;
+    if (n == static_cast<ssize_t>(sizeof r) && r.kind == expected) continue;
+    if (n == static_cast<ssize_t>(sizeof r) && r.kind == ChildReport::Kind::setup_failed) return r;
+    return died_report("mount namespace", "the sandbox's keeper did not build the tree");
+  }
+  return std::nullopt;
 }
 
 void kill_keeper(const Keeper& keeper) noexcept {

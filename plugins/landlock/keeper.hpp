@@ -40,6 +40,9 @@ struct Keeper {
   std::array<int, kKeeperNamespaces> ns_types{};  ///< CLONE_NEW* of each
   int ns_count = 0;
   std::unique_ptr<SharedArena> arena;  ///< shared with it: the tree it is to build
+  /// Prepared ahead (keeper_shelf.hpp): the tree_key() of the tree it has built and sealed,
+  /// its maps written; empty when it waits for a run's tree.
+  std::string tree;
 
   explicit operator bool() const noexcept { return pid > 0; }
 };
@@ -61,10 +64,20 @@ Keeper start_keeper(bool network, KeeperStart how = KeeperStart::exec);
 /// ready to be joined.
 std::optional<ChildReport> await_keeper(Keeper& keeper) noexcept;
 
+/// As root, writes the maps of the keeper's user namespace: the sandbox's identity, known only
+/// once the run is planned (an unprivileged keeper has mapped cordon's own uid itself). Throws
+/// cordon::Error (CRD1003).
+void write_keeper_maps(const Keeper& keeper, const Identity& identity);
+
 /// Has the (awaited) keeper build `layout`, its files owned by `identity`; it answers on its
 /// socket (built, or setup_failed), which the command's process reads. Throws cordon::Error
 /// (CRD1003) if the layout cannot be handed over.
 void request_tree(Keeper& keeper, const Layout& layout, const Identity& identity);
+
+/// Reads the keeper's word on the tree it was asked for, up to "sealed" (for a keeper prepared
+/// ahead, whose word no command's process reads). Its setup_failed report, or a made-up one if
+/// it died or said nothing for `timeout_ms`; nothing once the tree is sealed.
+std::optional<ChildReport> await_sealed(Keeper& keeper, int timeout_ms) noexcept;
 
 /// Sends the keeper SIGKILL, which kills every process of its namespace, after moving it off
 /// the CPU cordon runs on: its death, the namespaces' teardown, then runs beside cordon's

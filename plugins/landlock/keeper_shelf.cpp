@@ -21,11 +21,23 @@ bool alive(const Keeper& k) noexcept {
   return ::poll(&p, 1, 0) == 0;  // a pidfd is readable once its process has exited
 }
 
-// A started keeper that has made its namespaces, or an empty one.
-Keeper start_ready(bool network) noexcept {
+// Keepers prepared ahead wait up to this long for each step of their tree.
+constexpr int kTreeTimeoutMs = 10000;
+
+// A started keeper that has made its namespaces and, given an order, built and sealed its tree;
+// or an empty one.
+Keeper start_ready(bool network, const std::optional<KeeperShelf::Order>& order) noexcept {
   try {
     Keeper k = start_keeper(network);
-    if (!await_keeper(k)) return k;
+    if (!await_keeper(k)) {
+      if (!order) return k;
+      write_keeper_maps(k, order->identity);
+      request_tree(k, order->layout, order->identity);
+      if (!await_sealed(k, kTreeTimeoutMs)) {
+        k.tree = order->key;
+        return k;
+      }
+    }
     discard_keeper(k);
   } catch (const std::exception&) {
   }
@@ -50,20 +62,32 @@ KeeperShelf::~KeeperShelf() {
   for (auto& kind : kinds_) discard_keeper(kind.keeper);
 }
 
-Keeper KeeperShelf::take(bool network) {
+Keeper KeeperShelf::take(bool network, const Order* order) {
   if (::getpid() != owner_) return Keeper{};
-  Keeper k;
+  Keeper k, stale;
   {
     std::lock_guard lock(mutex_);
     Kind& kind = kinds_[network ? 1 : 0];
     ++kind.asked;
+    if (!order)
+      kind.order.reset();
+    else if (!kind.order || kind.order->key != order->key)
+      kind.order = *order;
     k = std::exchange(kind.keeper, Keeper{});
+    if (k && !k.tree.empty() && (!order || k.tree != order->key))
+      stale = std::exchange(k, Keeper{});
     if (kind.asked >= 2 && !stopping_ && !filler_)
       filler_ = std::make_unique<std::thread>([this] { fill(); });
   }
   cv_.notify_all();
+  discard_keeper(stale);
   if (k && !alive(k)) discard_keeper(k);
   return k;
+}
+
+bool KeeperShelf::warm(bool network) const {
+  std::lock_guard lock(mutex_);
+  return ::getpid() == owner_ && kinds_[network ? 1 : 0].asked >= 2;
 }
 
 pid_t KeeperShelf::ready_pid(bool network) const {
@@ -86,8 +110,9 @@ void KeeperShelf::fill() {
     if (stopping_) return;
     for (std::size_t i = 0; i < kinds_.size(); ++i) {
       if (!wanted(kinds_[i])) continue;
+      std::optional<Order> order = kinds_[i].order;
       lock.unlock();
-      Keeper k = start_ready(i == 1);
+      Keeper k = start_ready(i == 1, order);
       lock.lock();
       Kind& kind = kinds_[i];
       if (!k) {

@@ -19,9 +19,13 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <string>
 #include <thread>
 
+#include "idmap.hpp"
 #include "keeper.hpp"
+#include "layout.hpp"
 
 namespace cordon::landlock {
 
@@ -34,10 +38,22 @@ class KeeperShelf {
   KeeperShelf(const KeeperShelf&) = delete;
   KeeperShelf& operator=(const KeeperShelf&) = delete;
 
-  /// A ready keeper that makes a network namespace exactly when `network` asks for one, or an
-  /// empty Keeper when none is ready (the caller starts its own). Counts the request: from the
-  /// second of a kind on, another is started ahead after each one taken.
-  Keeper take(bool network);
+  /// The tree a run wants: the next keeper of its kind is prepared with it.
+  struct Order {
+    Layout layout;
+    Identity identity;
+    std::string key;  ///< tree_key() of both
+  };
+
+  /// A ready keeper that makes a network namespace exactly when `network` asks for one, its
+  /// tree (`Keeper::tree`) built and sealed when the last run of its kind wanted the same one as
+  /// `*order`; an empty Keeper when none is ready (the caller starts its own). A ready keeper
+  /// with another tree is discarded. Counts the request: from the second of a kind on, another
+  /// is started ahead after each one taken, for `order`'s tree (none: namespaces only).
+  Keeper take(bool network, const Order* order);
+
+  /// True from the second request of a kind on: runs of that kind repeat.
+  bool warm(bool network) const;
 
   /// The pid of the ready keeper of a kind, 0 when none is ready (for tests).
   pid_t ready_pid(bool network) const;
@@ -45,6 +61,7 @@ class KeeperShelf {
  private:
   struct Kind {
     Keeper keeper;
+    std::optional<Order> order;  ///< the last run's tree
     std::uint64_t asked = 0;
     int failures = 0;
   };

@@ -21,6 +21,7 @@
 
 #include <cordon/sdk/cgroup.hpp>
 #include "applet_cache.hpp"
+#include "flat_layout.hpp"
 #include "host_paths.hpp"
 #include "idmap.hpp"
 #include "keeper.hpp"
@@ -176,7 +177,6 @@ Prepared prepare(const Plan& given, const ProbeFacts& facts, const MulticallLook
 struct ChildData {
   std::vector<std::string> env, args, candidates;
   std::vector<char*> envp, argv;
-  std::string uid_map, gid_map;
 
   ChildData(const Plan& plan, const Prepared& p)
       : env(environment(plan, p.layout)),
@@ -185,9 +185,7 @@ struct ChildData {
                                                                ? plan.env.at("PATH")
                                                                : std::string("/usr/bin:/bin"))),
         envp(pointers(env)),
-        argv(pointers(args)),
-        uid_map(p.identity.uid_map()),
-        gid_map(p.identity.gid_map()) {}
+        argv(pointers(args)) {}
 };
 
 // The pipes of one run: cordon's ends and the sandbox's.
@@ -222,6 +220,7 @@ ChildSpec make_spec(const Prepared& p, const ChildData& d, const Pipes& pipes, i
   spec.gid = p.identity.gid;
   spec.drop_groups = p.identity.parent_writes_maps;
   spec.keeper_socket = keeper.socket.get();
+  spec.tree_sealed = !keeper.tree.empty();
   spec.filter = &program;
   spec.filter_in_entrant = !program.no_subprocess;
   spec.workspace = p.layout.workspace.c_str();
@@ -251,33 +250,36 @@ struct StartedGuard {
   ~StartedGuard() { abandon(started); }
 };
 
-// The maps of the keeper's user namespace, when cordon is root: the sandbox's identity, known
-// only now (an unprivileged keeper has mapped cordon's own uid itself).
-void write_maps(const Keeper& keeper, const ChildData& data, const Identity& identity) {
-  if (!identity.parent_writes_maps) return;
-  const char* failed = "";
-  if (int e = write_id_maps(keeper.pid, data.uid_map.c_str(), data.gid_map.c_str(), false, &failed))
-    throw Error(code::kIsolationFailed,
-                std::string("user namespace: cannot write ") + failed + ": " + std::strerror(-e));
-}
-
 }  // namespace
 
 void LandlockBackend::execute(const Plan& plan, OutputSink& sink, RunResult& result) {
   if (!probe().available) throw Error(code::kBackendUnavailable, probe().reason);
   // Started first, so that the namespaces are made while the run is planned.
   bool fresh_net = !plan.policy.network.allow && !ports_mode(plan.policy.network);
+  // (Once runs repeat, the shelf has one ready, its tree built if the run's is the last one's.)
   KeeperGuard guard{take_prestarted_keeper(fresh_net)};
-  if (!guard.keeper) guard.keeper = keepers_.take(fresh_net);
-  if (!guard.keeper) guard.keeper = start_keeper(fresh_net);
+  const bool shelved = !guard.keeper;
+  if (shelved && !keepers_.warm(fresh_net)) guard.keeper = start_keeper(fresh_net);
   // The applets are kept where the probe is, and not at all when it is not (probe_cache.hpp).
   Prepared p = prepare(
       plan, facts_, cached_applets(cache_ ? context().state_dir : std::filesystem::path()), result);
   ChildData data(plan, p);
-  // The keeper builds the tree while the rest is made here.
+  if (shelved) {
+    const KeeperShelf::Order order{p.layout, p.identity,
+                                   tree_key(p.layout, p.identity.uid, p.identity.gid)};
+    Keeper ready = keepers_.take(fresh_net, &order);
+    if (guard.keeper)
+      discard_keeper(ready);  // started early, before runs repeated
+    else
+      guard.keeper = std::exchange(ready, Keeper{});
+    if (!guard.keeper) guard.keeper = start_keeper(fresh_net);
+  }
   if (auto failed = await_keeper(guard.keeper)) throw setup_error(*failed, p.identity);
-  write_maps(guard.keeper, data, p.identity);
-  request_tree(guard.keeper, p.layout, p.identity);
+  // The keeper builds the tree while the rest is made here (unless it was prepared ahead).
+  if (guard.keeper.tree.empty()) {
+    write_keeper_maps(guard.keeper, p.identity);
+    request_tree(guard.keeper, p.layout, p.identity);
+  }
   const SeccompProgram program = build_filter({!plan.policy.process.allow_subprocess, p.ports});
   std::unique_ptr<sdk::SandboxCgroup> cgroup;
   if (!p.limits.cgroup.empty())

@@ -70,6 +70,7 @@ void detach(const ChildSpec& s) noexcept {
 
 // Waits for the keeper's word (`kind`); a failure of the keeper is passed on as this one's.
 void wait_for_keeper(const ChildSpec& s, ChildReport::Kind kind) noexcept {
+  if (s.tree_sealed) return;
   ChildReport r;
   ssize_t n;
   do n = ::read(s.keeper_socket, &r, sizeof r);

@@ -36,6 +36,8 @@ struct ChildSpec {
   int ns_count = 0;
   int mnt_ns_fd = -1;      ///< joined once the keeper has switched root (pivoted)
   int keeper_socket = -1;  ///< the keeper's word comes here (pivoted, built, sealed)
+  /// A keeper prepared ahead: its tree was built and sealed before the run, and its word read.
+  bool tree_sealed = false;
   const SeccompProgram* filter = nullptr;
   /// The entrant loads the filter, which the command's process inherits, when the filter lets
   /// it start that process; under proc.no_subprocess the command's process loads it last.

@@ -76,12 +76,12 @@ TEST_CASE("keeper shelf: a kind asked for once warms nothing, from the second on
   pid_t held = 0;
   {
     KeeperShelf shelf;
-    CHECK_FALSE(shelf.take(true));
+    CHECK_FALSE(shelf.take(true, nullptr));
     std::this_thread::sleep_for(300ms);
     CHECK(shelf.ready_pid(true) == 0);  // asked once: nothing started ahead
-    CHECK_FALSE(shelf.take(true));
+    CHECK_FALSE(shelf.take(true, nullptr));
     REQUIRE(eventually([&] { return shelf.ready_pid(true) != 0; }));
-    Keeper k = shelf.take(true);
+    Keeper k = shelf.take(true, nullptr);
     REQUIRE(k);
     CHECK(k.network);
     CHECK_FALSE(await_keeper(k));  // already awaited: ready to be joined
@@ -89,7 +89,7 @@ TEST_CASE("keeper shelf: a kind asked for once warms nothing, from the second on
     // Taking one has another started; the other kind stays cold.
     REQUIRE(eventually([&] { return shelf.ready_pid(true) != 0; }));
     CHECK(shelf.ready_pid(true) != k.pid);
-    CHECK_FALSE(shelf.take(false));
+    CHECK_FALSE(shelf.take(false, nullptr));
     CHECK(shelf.ready_pid(false) == 0);
     pid_t pid = k.pid;
     discard_keeper(k);
@@ -104,35 +104,63 @@ TEST_CASE("keeper shelf: a kind asked for once warms nothing, from the second on
 TEST_CASE("keeper shelf: a keeper that died while ready is not handed out", "[userns][keeper]") {
   if (!sandbox_available()) return;
   KeeperShelf shelf;
-  CHECK_FALSE(shelf.take(false));
-  CHECK_FALSE(shelf.take(false));
+  CHECK_FALSE(shelf.take(false, nullptr));
+  CHECK_FALSE(shelf.take(false, nullptr));
   REQUIRE(eventually([&] { return shelf.ready_pid(false) != 0; }));
   pid_t dead = shelf.ready_pid(false);
   REQUIRE(::kill(dead, SIGKILL) == 0);
   std::this_thread::sleep_for(100ms);
-  Keeper k = shelf.take(false);
+  Keeper k = shelf.take(false, nullptr);
   CHECK_FALSE(k);  // discarded (and reaped): the run starts its own
   CHECK_FALSE(exists(dead));
   REQUIRE(eventually([&] { return shelf.ready_pid(false) != 0; }));
-  k = shelf.take(false);
+  k = shelf.take(false, nullptr);
   REQUIRE(k);
   CHECK(exists(k.pid));
   discard_keeper(k);
 }
 
-TEST_CASE("keeper shelf: the runs of a backend after its first take keepers started ahead",
-          "[userns][keeper]") {
+TEST_CASE("keeper shelf: a tree prepared ahead serves only a run that plans the same tree",
+          "[userns][keeper][fs]") {
   if (!sandbox_available()) return;
-  TempDir ws;
+  TempDir ws, secrets("cordon-ll-secrets-", 65534, host_area());
+  write_file(secrets / "token", "tok\n");
+  write_file(secrets / "ok", "fine\n");
+  if (is_root())
+    for (auto f : {"token", "ok"}) (void)!::chown((secrets / f).c_str(), 65534, 65534);
+  const std::string s = secrets.path().string();
+  auto policy = base_policy(ws.path(), "");
+  policy.filesystem.read_host = true;
+  policy.filesystem.blocked = {s + "/token", s + "/later"};
   LandlockBackend local(BackendContext{"landlock", nullptr, {}});
-  for (int i = 0; i < 4; ++i) {
+  const std::string script = "for f in ok token later; do if cat " + s +
+                             "/$f >/dev/null 2>&1; then echo yes; "
+                             "else echo no; fi; done";
+  auto attempt = [&] {
     CaptureSink sink;
-    auto r = local.run(
-        make_plan(base_policy(ws.path(), "/nonexistent-home"), ws.path(), {"/bin/echo", "ran"}),
-        sink);
-    INFO("run " << i << ": " << (r.error ? r.error->render() : sink.err));
-    REQUIRE_FALSE(r.error);
-    CHECK(r.exit_code == 0);
-    CHECK(sink.out == "ran\n");
+    auto r = local.run(make_plan(policy, ws.path(), {"/bin/sh", "-c", script}), sink);
+    return r.error ? "error: " + r.error->render() : sink.out;
+  };
+  // The third run on takes keepers prepared with this tree (the shelf warms from the second).
+  for (int i = 0; i < 4; ++i) {
+    INFO("run " << i);
+    CHECK(attempt() == "yes\nno\nno\n");
+    std::this_thread::sleep_for(100ms);  // time to prepare the next
+  }
+  // A blocked path made on the host since: the keeper ready with the old tree (no mask there)
+  // must not serve; the run plans a new tree, and the path is masked.
+  write_file(secrets / "later", "made later\n");
+  if (is_root()) (void)!::chown((secrets / "later").c_str(), 65534, 65534);
+  for (int i = 0; i < 3; ++i) {
+    INFO("after the host changed, run " << i);
+    CHECK(attempt() == "yes\nno\nno\n");
+    std::this_thread::sleep_for(100ms);
+  }
+  // Unblocked by the policy, the same file reads: the masks are the plan's, not the shelf's.
+  policy.filesystem.blocked = {s + "/token"};
+  for (int i = 0; i < 3; ++i) {
+    INFO("unblocked, run " << i);
+    CHECK(attempt() == "yes\nno\nyes\n");
+    std::this_thread::sleep_for(100ms);
   }
 }

@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <mutex>
@@ -68,6 +69,9 @@ struct Slot {
 };
 constinit Slot g_slot;
 
+// Set once the keeper's program could not be executed here: every keeper is forked from then on.
+constinit std::atomic<bool> g_exec_unusable{false};
+
 // A new child waits on its parent's CPU until the parent blocks, which would be after the
 // planning it is meant to overlap: it is sent to the other CPUs cordon may use (if any), and
 // restores `all` (cordon's CPUs) itself once it runs.
@@ -106,7 +110,19 @@ Keeper start_keeper(bool network, KeeperStart how) {
   bool have_cpus = ::sched_getaffinity(0, sizeof cpus, &cpus) == 0;
   const char* maps[2] = {root ? nullptr : uid_map.c_str(), root ? nullptr : gid_map.c_str()};
   int pidfd = -1;
-  pid_t pid;
+  pid_t pid = -1;
+  if (how == KeeperStart::exec && !g_exec_unusable.load(std::memory_order_relaxed)) {
+    KeeperLaunch launch{ready.write.get(), self_fd.get(), arena->fd(),
+                        arena->size(),     network,       root,
+                        maps[0],           maps[1],       have_cpus ? &cpus : nullptr};
+    bool unusable = false;
+    pid = exec_keeper(launch, &pidfd, &unusable);
+    // Not a weaker sandbox: the same keeper, forked.
+    if (unusable) g_exec_unusable.store(true, std::memory_order_relaxed);
+    if (unusable) how = KeeperStart::fork;
+  } else {
+    how = KeeperStart::fork;
+  }
   if (how == KeeperStart::fork) {
     KeeperArgs args{ready.write.get(),
                     self_fd.get(),
@@ -122,11 +138,6 @@ Keeper start_keeper(bool network, KeeperStart how) {
       ::close(peer);
       keeper_main(args);
     }
-  } else {
-    KeeperLaunch launch{ready.write.get(), self_fd.get(), arena->fd(),
-                        arena->size(),     network,       root,
-                        maps[0],           maps[1],       have_cpus ? &cpus : nullptr};
-    pid = exec_keeper(launch, &pidfd);
   }
   if (pid < 0) {
     std::string why = userns_restriction();

@@ -52,7 +52,8 @@ struct Keeper {
 /// their TLBs: cheap for the front end's keeper, forked as cordon starts (when it is smallest),
 /// and about half of a run for a long-lived process. The keeper's own program
 /// (keeper_exec.hpp) costs a copy of it into a memfd once per process (about 1 ms), then an
-/// execve per keeper, on cordon's memory only until then.
+/// execve per keeper, on cordon's memory only until then. Where the program cannot be executed
+/// (exec_keeper()'s `unusable`), every keeper of the process is forked instead: the same keeper.
 enum class KeeperStart { exec, fork };
 
 /// Starts a keeper in a new user and pid namespace; it makes the rest itself. Throws

@@ -9,14 +9,13 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <memory>
 #include <string>
 #include <vector>
-
-#include "child_io.hpp"
 
 asm(".section .rodata\n"
     ".balign 16\n"
@@ -68,31 +67,45 @@ int program_fd() noexcept {
 struct ChildArgs {
   int program = -1;
   int keep[3] = {-1, -1, -1};  // passed on through the execve
-  int socket = -1;
+  int last_cap = CAP_LAST_CAP;
   char* const* argv = nullptr;
+  int failed = 0;  // set by the child (on this shared memory) when it could not execute
 };
 
-// The capabilities a new user namespace gives its first process, kept through the execve: the
-// program's uid there is not 0 (or not yet mapped), so the execve would otherwise drop them.
-void keep_capabilities() noexcept {
-  __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
-  __user_cap_data_struct data[2] = {};
-  if (::syscall(SYS_capget, &header, data) != 0) return;
-  for (auto& d : data) d.inheritable = d.permitted;
-  if (::syscall(SYS_capset, &header, data) != 0) return;
-  for (int cap = 0; cap <= CAP_LAST_CAP; ++cap)
-    ::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, cap, 0, 0);
+// The kernel's last capability (it may know more or fewer than these headers).
+int last_capability() noexcept {
+  int last = 0;
+  while (last < 63 && ::prctl(PR_CAPBSET_READ, last + 1, 0, 0, 0) >= 0) ++last;
+  return last;
 }
 
-// On cordon's memory, with cordon's thread held: raw calls only, and nothing returns.
+// The capabilities a new user namespace gives its first process (all of them, whatever cordon's
+// bounding set, which the namespace starts afresh), kept through the execve: the program's uid
+// there is not 0 (or not yet mapped), so the execve would otherwise drop them.
+// 0, or the errno of what failed.
+int keep_capabilities(int last_cap) noexcept {
+  __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct data[2] = {};
+  if (::syscall(SYS_capget, &header, data) != 0) return errno;
+  for (auto& d : data) d.inheritable = d.permitted;
+  if (::syscall(SYS_capset, &header, data) != 0) return errno;
+  for (int cap = 0; cap <= last_cap; ++cap)
+    if (::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, cap, 0, 0) != 0) return errno;
+  return 0;
+}
+
+// On cordon's memory, with cordon's thread held: raw calls only, and nothing returns. A
+// failure is left in `failed` (no report: cordon then forks a keeper on the same socket).
 int child_main(void* p) {
-  const auto& a = *static_cast<const ChildArgs*>(p);
+  auto& a = *static_cast<ChildArgs*>(p);
   for (int fd : a.keep) ::fcntl(fd, F_SETFD, 0);
-  keep_capabilities();
+  if (int err = keep_capabilities(a.last_cap); err != 0) {
+    a.failed = err;
+    ::_exit(kKeeperFailed);
+  }
   char* const envp[] = {nullptr};
   ::syscall(SYS_execveat, a.program, "", a.argv, envp, AT_EMPTY_PATH);
-  send_report(a.socket, make_report(ChildReport::Kind::setup_failed, errno, "namespaces",
-                                    "cannot execute the sandbox's keeper"));
+  a.failed = errno;
   ::_exit(kKeeperFailed);
 }
 
@@ -111,7 +124,9 @@ std::string_view keeper_program() noexcept {
           static_cast<std::size_t>(cordon_landlock_keeper_end - cordon_landlock_keeper_begin)};
 }
 
-pid_t exec_keeper(const KeeperLaunch& l, int* pidfd) noexcept {
+pid_t exec_keeper(const KeeperLaunch& l, int* pidfd, bool* unusable) noexcept {
+  *unusable = true;
+  static const int last_cap = last_capability();
   int program = program_fd();
   if (program < 0) return program;
   try {
@@ -123,7 +138,7 @@ pid_t exec_keeper(const KeeperLaunch& l, int* pidfd) noexcept {
     std::vector<char*> argv;
     for (auto& s : args) argv.push_back(s.data());
     argv.push_back(nullptr);
-    ChildArgs child{program, {l.socket, l.cordon, l.arena}, l.socket, argv.data()};
+    ChildArgs child{program, {l.socket, l.cordon, l.arena}, last_cap, argv.data()};
     std::unique_ptr<char[]> stack(new char[kStack]);
     // Every signal blocked while the child runs on this memory: none of cordon's handlers may
     // run in it, and the program unblocks them itself.
@@ -136,8 +151,21 @@ pid_t exec_keeper(const KeeperLaunch& l, int* pidfd) noexcept {
                 &child, pidfd);
     int err = errno;
     ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
-    return pid < 0 ? -err : pid;
+    if (pid < 0) {
+      *unusable = false;  // the namespaces were refused: a fork would be too
+      return -err;
+    }
+    if (child.failed != 0) {  // it has exited (CLONE_VFORK): reaped here
+      while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+      }
+      ::close(*pidfd);
+      *pidfd = -1;
+      return -child.failed;
+    }
+    *unusable = false;
+    return pid;
   } catch (const std::bad_alloc&) {
+    *unusable = false;
     return -ENOMEM;
   }
 }

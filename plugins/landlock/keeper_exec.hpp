@@ -34,8 +34,10 @@ struct KeeperLaunch {
 /// Clones a child into a new user and pid namespace, on cordon's memory and with this thread
 /// held until it has executed the keeper's program (its capabilities in the new user namespace
 /// kept through the execve as ambient ones). Returns the keeper's pid with `*pidfd` set, or
-/// -errno. When the execve fails, the child reports it on `launch.socket` (setup_failed).
-pid_t exec_keeper(const KeeperLaunch& launch, int* pidfd) noexcept;
+/// -errno. `*unusable` is set when the program cannot be executed here, where a fork of cordon
+/// would still do (no memfd, ambient capabilities or the execve refused, by a security module
+/// say); nothing is left started then.
+pid_t exec_keeper(const KeeperLaunch& launch, int* pidfd, bool* unusable) noexcept;
 
 /// The keeper program's argv, in order after its name: socket, cordon, arena, arena_size,
 /// network (0/1), root (0/1), cpus (comma-separated, or "-"), uid_map, gid_map ("-": none).

@@ -8,6 +8,9 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <sstream>
 
 #include "host_masks.hpp"
@@ -34,9 +37,9 @@ std::vector<std::string> lines(const std::string& text, std::size_t skip) {
   return out;
 }
 
-std::vector<std::string> lookup(const std::filesystem::path& state_dir, const std::string& file) {
-  std::string key = applet_key(file);
-  if (key.empty()) return busybox_applets(file);
+// The names through the state directory's file for `key`, read from the program when absent.
+std::vector<std::string> stored(const std::filesystem::path& state_dir, const std::string& file,
+                                const std::string& key) {
   std::string name = short_name(key);
   try {
     if (auto dir = PrivateDir::open(state_dir))
@@ -52,6 +55,36 @@ std::vector<std::string> lookup(const std::filesystem::path& state_dir, const st
   }
 }
 
+// What one lookup remembers: the names last read, by key. In a long-lived process (a server,
+// the C++ API) a run then looks them up with a stat instead of a read of the state directory or
+// of the program.
+struct Memo {
+  static constexpr std::size_t kSize = 16;
+  std::mutex mutex;
+  std::map<std::string, std::vector<std::string>> names;
+
+  template <class Read>
+  std::vector<std::string> get(const std::string& key, Read read) {
+    {
+      std::lock_guard lock(mutex);
+      if (auto it = names.find(key); it != names.end()) return it->second;
+    }
+    auto applets = read();
+    std::lock_guard lock(mutex);
+    if (names.size() >= kSize) names.clear();
+    names[key] = applets;
+    return applets;
+  }
+};
+
+std::vector<std::string> lookup(Memo& memo, const std::filesystem::path& state_dir,
+                                const std::string& file) {
+  std::string key = applet_key(file);
+  if (key.empty()) return busybox_applets(file);
+  if (state_dir.empty()) return memo.get(key, [&] { return busybox_applets(file); });
+  return memo.get(key, [&] { return stored(state_dir, file, key); });
+}
+
 }  // namespace
 
 std::string applet_key(const std::string& file) {
@@ -64,8 +97,9 @@ std::string applet_key(const std::string& file) {
 }
 
 AppletLookup cached_applets(std::filesystem::path state_dir) {
-  if (state_dir.empty()) return busybox_applets;
-  return [dir = std::move(state_dir)](const std::string& file) { return lookup(dir, file); };
+  return [dir = std::move(state_dir), memo = std::make_shared<Memo>()](const std::string& file) {
+    return lookup(*memo, dir, file);
+  };
 }
 
 }  // namespace cordon::landlock

@@ -77,6 +77,8 @@ ProbeResult LandlockBackend::do_probe() {
       cache_ ? load_probe_cache(*cache_, &proven_at, &settings) : std::optional<ProbeFacts>();
   if (cached) cached_settings_ = settings;
   facts_ = cached ? *cached : gather_probe_facts(build_filter({}));
+  // The applets are kept where the probe is, and not at all when it is not (probe_cache.hpp).
+  applets_ = cached_applets(cache_ ? context().state_dir : std::filesystem::path());
   ProbeResult result = probe_result(facts_);
   if (cached) {
     auto age = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now() -
@@ -260,9 +262,7 @@ void LandlockBackend::execute(const Plan& plan, OutputSink& sink, RunResult& res
   KeeperGuard guard{take_prestarted_keeper(fresh_net)};
   const bool shelved = !guard.keeper;
   if (shelved && !keepers_.warm(fresh_net)) guard.keeper = start_keeper(fresh_net);
-  // The applets are kept where the probe is, and not at all when it is not (probe_cache.hpp).
-  Prepared p = prepare(
-      plan, facts_, cached_applets(cache_ ? context().state_dir : std::filesystem::path()), result);
+  Prepared p = prepare(plan, facts_, applets_, result);
   ChildData data(plan, p);
   if (shelved) {
     const KeeperShelf::Order order{p.layout, p.identity,

@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 
+#include "applet_cache.hpp"
 #include "keeper_shelf.hpp"
 #include "probe.hpp"
 #include "seccomp.hpp"
@@ -37,7 +38,8 @@ class LandlockBackend final : public Backend {
   /// its command running by then) rather than before the run starts.
   std::optional<std::string> cached_settings_;
   std::atomic<bool> settings_checked_{false};
-  KeeperShelf keepers_;  ///< started ahead once runs repeat
+  AppletLookup applets_;  ///< set by the probe: busybox's applets, kept
+  KeeperShelf keepers_;   ///< started ahead once runs repeat
 };
 
 }  // namespace cordon::landlock

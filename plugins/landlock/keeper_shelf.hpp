@@ -1,9 +1,12 @@
 // Keepers started ahead for a process that runs sandboxes again and again (a server, the C++
 // API): from the second run that wants a keeper of one kind (with or without a network
 // namespace) on, one of that kind is kept ready, so that a run does not wait for its
-// namespaces. Nothing of a run is in it: the tree, the identity's maps, the filter and the rest
-// are made for each run once its plan is known, as for a keeper started by the run itself. A
-// process that runs once (`cordon run`) warms nothing.
+// namespaces. It is prepared with the tree (and the identity's maps) the last run of its kind
+// planned; a run takes it with that tree only when the tree it plans itself is the same to the
+// last field (tree_key(): paths, host objects by device and inode, masks, owner), and a ready
+// keeper with another tree is discarded. The filter, the ruleset, the limits and the command are
+// made for each run, as for a keeper the run starts itself. A process that runs once (`cordon
+// run`) warms nothing.
 //
 // The keepers are started on a thread of the shelf's own, which lives as long as the backend:
 // a keeper dies with the thread that started it (its parent-death signal), and a server's calls

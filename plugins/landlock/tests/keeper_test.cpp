@@ -1,11 +1,20 @@
 // The keeper's two ways of starting (its own program, or a fork of cordon) and the shelf of
 // keepers started ahead: each gives a keeper that makes its namespaces and can be joined, and
 // nothing of them is left once they are discarded.
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstddef>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <thread>
 
@@ -34,6 +43,29 @@ bool eventually(F ready) {
   return ready();
 }
 
+// The program a process runs, by its argv[0] (readable whatever the process's dumpable flag).
+std::string program_of(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline", std::ios::binary);
+  std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return all.substr(0, all.find('\0'));
+}
+
+bool runs_keeper_program(const Keeper& k) { return program_of(k.pid) == "cordon-landlock-keeper"; }
+
+// From here on, execveat fails with EPERM in this process and its children (as where a
+// security module or a container's filter refuses executing a memfd).
+bool refuse_execveat() {
+  sock_filter code[] = {
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_execveat, 0, 1),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+  };
+  sock_fprog prog{static_cast<unsigned short>(std::size(code)), code};
+  return ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 &&
+         ::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) == 0;
+}
+
 }  // namespace
 
 TEST_CASE("keeper: its own program is a static executable embedded in the backend", "[keeper]") {
@@ -56,6 +88,8 @@ TEST_CASE("keeper: started either way, it makes its namespaces and dies when dis
       INFO((failed ? std::string(failed->detail) : std::string()));
       REQUIRE_FALSE(failed);
       CHECK(k.ns_count == (network ? 6 : 5));
+      // Executed, the keeper runs its own program, not a copy of this one.
+      CHECK(runs_keeper_program(k) == (how == KeeperStart::exec));
       // Its pid namespace is not cordon's.
       struct stat mine {
       }, its{};
@@ -68,6 +102,33 @@ TEST_CASE("keeper: started either way, it makes its namespaces and dies when dis
       CHECK_FALSE(exists(pid));
     }
   }
+}
+
+TEST_CASE("keeper: where its program cannot be executed, the keeper is forked, and works",
+          "[userns][keeper]") {
+  if (!sandbox_available()) return;
+  // In a child process: the fallback, once taken, holds for the rest of the process.
+  pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    if (!refuse_execveat()) ::_exit(10);
+    for (int i = 0; i < 2; ++i) {  // the second start does not try the program again
+      Keeper k = start_keeper(true, KeeperStart::exec);
+      if (!k) ::_exit(11);
+      if (await_keeper(k)) ::_exit(12);
+      if (k.ns_count != 6) ::_exit(13);
+      if (runs_keeper_program(k)) ::_exit(14);
+      pid_t pid = k.pid;
+      discard_keeper(k);
+      if (exists(pid)) ::_exit(15);
+    }
+    ::_exit(0);
+  }
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  REQUIRE(WIFEXITED(status));
+  // 10: no filter; 11, 12: no keeper; 13: its namespaces; 14: not a fork; 15: left alive.
+  CHECK(WEXITSTATUS(status) == 0);
 }
 
 TEST_CASE("keeper shelf: a kind asked for once warms nothing, from the second on one is ready",

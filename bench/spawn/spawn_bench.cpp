@@ -21,8 +21,9 @@
 // (a static C program doing namespaces, /proc, Landlock and seccomp, and nothing else).
 // Diagnostics: CORDON_BENCH_NO_TOTALS=1 drops the memory and process totals (no cgroup then),
 // CORDON_BENCH_NETWORK=1 allows the network (no network namespace), to see what each costs;
-// CORDON_BENCH_PROGRAM=PATH runs PATH instead of /bin/true. Build it optimised for meaningful
-// figures.
+// CORDON_BENCH_PROGRAM=PATH runs PATH instead of /bin/true; CORDON_BENCH_GAP_MS=N leaves N ms
+// between the warm process's runs (an agent's calls have its thinking between them). Build it
+// optimised for meaningful figures.
 #include <cordon/policy_loader.hpp>
 #include <cordon/sdk/requirements.hpp>
 
@@ -36,6 +37,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
@@ -209,7 +211,10 @@ InProcess measure_in_process(int runs) {
   std::string ws = std::filesystem::current_path();
   cordon::landlock::LandlockBackend warm(cordon::BackendContext{"landlock", nullptr, {}});
   NullSink sink;
+  const char* gap_env = std::getenv("CORDON_BENCH_GAP_MS");
+  const auto gap = std::chrono::milliseconds(gap_env ? std::atoi(gap_env) : 0);
   for (int i = 0; i < runs; ++i) {
+    std::this_thread::sleep_for(gap);
     cordon::landlock::LandlockBackend fresh(cordon::BackendContext{"landlock", nullptr, {}});
     rusage p0{}, p1{}, c0{}, c1{};
     getrusage(RUSAGE_SELF, &p0);
@@ -241,7 +246,10 @@ InProcess measure_in_process(int runs) {
   // The machine's CPU per run, over runs alone (a probe's namespaces are torn down later, by
   // the kernel's workers, and would be counted with the runs that follow), settled.
   double machine_cpu = settled_busy_ms([&] {
-                         for (int i = 0; i < runs; ++i) warm.run(standard_plan(ws), sink);
+                         for (int i = 0; i < runs; ++i) {
+                           std::this_thread::sleep_for(gap);
+                           warm.run(standard_plan(ws), sink);
+                         }
                        }) /
                        runs;
   auto median = [](std::vector<double>& v) {

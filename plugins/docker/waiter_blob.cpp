@@ -1,24 +1,15 @@
-// The embedded waiter: its bytes come in with the assembler's .incbin at build time.
+// The embedded waiter (cordon/sdk/embed.hpp), and the header that tells it what to do.
 #include "waiter_blob.hpp"
+
+#include <cordon/sdk/embed.hpp>
 
 #include <vector>
 
-asm(".section .rodata\n"
-    ".balign 16\n"
-    "cordon_docker_waiter_begin:\n"
-    ".incbin \"" CORDON_DOCKER_WAITER_FILE
-    "\"\n"
-    "cordon_docker_waiter_end:\n"
-    ".previous\n");
-extern "C" const char cordon_docker_waiter_begin[];
-extern "C" const char cordon_docker_waiter_end[];
+CORDON_EMBED_FILE(cordon_docker_waiter, CORDON_DOCKER_WAITER_FILE)
 
 namespace cordon::docker {
 
-std::string_view waiter_program() {
-  return {cordon_docker_waiter_begin,
-          static_cast<std::size_t>(cordon_docker_waiter_end - cordon_docker_waiter_begin)};
-}
+std::string_view waiter_program() { return cordon_docker_waiter(); }
 
 std::string waiter_header(const WaiterInput& in) {
   std::string out = in.nonce;

@@ -1,6 +1,7 @@
-// Starting the keeper's program (keeper_exec.hpp). Its bytes come in with the assembler's
-// .incbin at build time.
+// Starting the keeper's program (keeper_exec.hpp), embedded at build time.
 #include "keeper_exec.hpp"
+
+#include <cordon/sdk/embed.hpp>
 
 #include <fcntl.h>
 #include <linux/capability.h>
@@ -17,15 +18,7 @@
 #include <string>
 #include <vector>
 
-asm(".section .rodata\n"
-    ".balign 16\n"
-    "cordon_landlock_keeper_begin:\n"
-    ".incbin \"" CORDON_LANDLOCK_KEEPER_FILE
-    "\"\n"
-    "cordon_landlock_keeper_end:\n"
-    ".previous\n");
-extern "C" const char cordon_landlock_keeper_begin[];
-extern "C" const char cordon_landlock_keeper_end[];
+CORDON_EMBED_FILE(cordon_landlock_keeper, CORDON_LANDLOCK_KEEPER_FILE)
 
 namespace cordon::landlock {
 
@@ -119,10 +112,7 @@ std::string cpu_list(const cpu_set_t* cpus) {
 
 }  // namespace
 
-std::string_view keeper_program() noexcept {
-  return {cordon_landlock_keeper_begin,
-          static_cast<std::size_t>(cordon_landlock_keeper_end - cordon_landlock_keeper_begin)};
-}
+std::string_view keeper_program() noexcept { return cordon_landlock_keeper(); }
 
 pid_t exec_keeper(const KeeperLaunch& l, int* pidfd, bool* unusable) noexcept {
   *unusable = true;

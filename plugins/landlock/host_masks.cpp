@@ -315,4 +315,23 @@ void gather_masks(const Plan& plan, const Writable& writable, const std::string&
                        applets_of ? applets_of : AppletsOf(busybox_applets), view);
 }
 
+std::vector<std::string> masked_for(const std::string& path, const HostView& view,
+                                    const std::vector<std::string>& blocked,
+                                    const AppletsOf& applets_of) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return {};
+  auto same = [&](const HostPath& h) { return h.dev == st.st_dev && h.ino == st.st_ino; };
+  auto it = std::find_if(view.blocked_exec.begin(), view.blocked_exec.end(), same);
+  if (it == view.blocked_exec.end()) return {};
+  const auto applets = applets_of ? applets_of(it->path) : busybox_applets(it->path);
+  std::vector<std::string> names;
+  for (const auto& name : blocked) {
+    const std::string base = base_name(name);
+    if (base == base_name(it->path) || base == base_name(path) ||
+        std::find(applets.begin(), applets.end(), base) != applets.end())
+      names.push_back(name);
+  }
+  return names;
+}
+
 }  // namespace cordon::landlock

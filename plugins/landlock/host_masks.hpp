@@ -37,6 +37,13 @@ bool reachable_by(const std::string& path, uid_t uid, const std::vector<gid_t>& 
 void gather_masks(const Plan& plan, const Writable& writable, const std::string& program_search,
                   const AppletsOf& applets_of, HostView& view);
 
+/// The blocked commands (of `blocked`) that `path` is, or provides as applets, when it is a
+/// program masked in the sandbox (view.blocked_exec, by device and inode); empty otherwise.
+/// What a refused execve of `path` is explained with. Reads the host.
+std::vector<std::string> masked_for(const std::string& path, const HostView& view,
+                                    const std::vector<std::string>& blocked,
+                                    const AppletsOf& applets_of);
+
 /// One line of /proc/self/mountinfo: the mount's file system and what of it is shown where.
 struct MountLine {
   dev_t dev = 0;

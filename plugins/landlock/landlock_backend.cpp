@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <utility>
@@ -22,6 +23,7 @@
 #include <cordon/sdk/cgroup.hpp>
 #include "applet_cache.hpp"
 #include "flat_layout.hpp"
+#include "host_masks.hpp"
 #include "host_paths.hpp"
 #include "idmap.hpp"
 #include "keeper.hpp"
@@ -313,6 +315,14 @@ void LandlockBackend::execute(const Plan& plan, OutputSink& sink, RunResult& res
   if (cgroup && cgroup->remove_if_empty()) cgroup.reset();
   reap_keeper(started, outcome);
   fill_outcome(outcome, plan, p.identity, totals, result);
+  // An execve refused because the policy masked the program (a busybox that provides su):
+  // said by name, as a blocked command is before the run.
+  if (outcome.failure && outcome.failure->kind != ChildReport::Kind::setup_failed &&
+      outcome.failure->err == EACCES)
+    if (auto names = masked_for(outcome.failure->detail, p.view,
+                                plan.policy.process.blocked_commands, applets_);
+        !names.empty())
+      result.error = masked_program_error(outcome.failure->detail, names);
   for (auto& note : p.view.notes) result.notes.push_back(note);
 }
 

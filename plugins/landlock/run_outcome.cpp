@@ -36,6 +36,16 @@ Error setup_error(const ChildReport& r, const Identity& identity) {
                    std::to_string(identity.uid) + " (" + identity.reason + ")");
 }
 
+Error masked_program_error(const std::string& path, const std::vector<std::string>& names) {
+  std::string list;
+  for (const auto& n : names) list += (list.empty() ? "'" : ", '") + n + "'";
+  return Error(code::kBlockedCommand,
+               "program '" + path + "' is masked in the sandbox: it is, or provides as an " +
+                   "applet, a command blocked by process.blocked_commands (" + list + ")",
+               "the policy does not allow this program; run the command with a program that "
+               "does not provide a blocked one, or ask the operator if it is needed");
+}
+
 Totals totals_of(const sdk::SandboxCgroup* cg) {
   if (!cg) return {};
   return {cg->oom_kills().value_or(0), cg->peak_memory()};

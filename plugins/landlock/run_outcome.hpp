@@ -26,6 +26,10 @@ Totals totals_of(const sdk::SandboxCgroup* cg);
 /// CRD1003 for a set-up step of the sandbox that failed, naming the identity it ran as.
 Error setup_error(const ChildReport& r, const Identity& identity);
 
+/// CRD4005 for a program the sandbox could not execute because the policy masked it: it is,
+/// or provides as applets, the blocked commands `names` (not empty).
+Error masked_program_error(const std::string& path, const std::vector<std::string>& names);
+
 /// Fills `result` from the supervised outcome and the group's counts.
 void fill_outcome(const Outcome& out, const Plan& plan, const Identity& identity, const Totals& cg,
                   RunResult& result);

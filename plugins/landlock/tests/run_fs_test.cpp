@@ -176,6 +176,39 @@ TEST_CASE("fs: blocked programs cannot be executed under any name", "[userns][fs
   }
 }
 
+TEST_CASE("fs: a busybox masked for a blocked applet is refused naming the command it provides",
+          "[userns][fs]") {
+  if (!sandbox_available()) return;
+  std::string busybox;
+  for (const char* bb : {"/usr/bin/busybox", "/bin/busybox"})
+    if (busybox.empty() && ::access(bb, X_OK) == 0) busybox = bb;
+  if (!needs(!busybox.empty(), "no busybox on this host (apt-get install busybox-static)")) return;
+  TempDir ws;
+  auto policy = base_policy(ws.path(), "");
+  policy.process.blocked_commands = {"pkexec", "su"};
+  CaptureSink sink;
+  auto r = backend().run(make_plan(policy, ws.path(), {busybox, "true"}), sink);
+  REQUIRE(r.error);
+  CHECK(r.error->code() == "CRD4005");
+  CHECK(r.error->message().find("'su'") != std::string::npos);
+  CHECK(r.error->message().find("pkexec") == std::string::npos);  // not one busybox provides
+  CHECK(r.exit_code == 126);
+  SECTION("and runs when no command it provides is blocked") {
+    policy.process.blocked_commands = {"pkexec"};
+    CaptureSink again;
+    auto ok = backend().run(make_plan(policy, ws.path(), {busybox, "true"}), again);
+    CHECK_FALSE(ok.error);
+    CHECK(ok.exit_code == 0);
+  }
+  SECTION("a program the command cannot execute for another reason keeps its own error") {
+    write_file(ws / "plain", "#!/bin/sh\ntrue\n", 0644);
+    CaptureSink again;
+    auto no = backend().run(make_plan(policy, ws.path(), {ws / "plain"}), again);
+    REQUIRE(no.error);
+    CHECK(no.error->code() == "CRD5005");
+  }
+}
+
 TEST_CASE("fs: allowed_commands is refused, since the loader would bypass it", "[userns][fs]") {
   if (!sandbox_available()) return;
   // Landlock checks EXECUTE at execve, not at mmap(PROT_EXEC): `ld.so /usr/bin/id` would run id.

@@ -15,7 +15,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <utility>
@@ -314,15 +313,12 @@ void LandlockBackend::execute(const Plan& plan, OutputSink& sink, RunResult& res
   Totals totals = totals_of(cgroup.get());
   if (cgroup && cgroup->remove_if_empty()) cgroup.reset();
   reap_keeper(started, outcome);
-  fill_outcome(outcome, plan, p.identity, totals, result);
-  // An execve refused because the policy masked the program (a busybox that provides su):
-  // said by name, as a blocked command is before the run.
-  if (outcome.failure && outcome.failure->kind != ChildReport::Kind::setup_failed &&
-      outcome.failure->err == EACCES)
-    if (auto names = masked_for(outcome.failure->detail, p.view,
-                                plan.policy.process.blocked_commands, applets_);
-        !names.empty())
-      result.error = masked_program_error(outcome.failure->detail, names);
+  fill_outcome(
+      outcome, plan, p.identity, totals,
+      [&](const std::string& path) {
+        return masked_for(path, p.view, plan.policy.process.blocked_commands, applets_);
+      },
+      result);
   for (auto& note : p.view.notes) result.notes.push_back(note);
 }
 

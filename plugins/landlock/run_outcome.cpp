@@ -12,9 +12,23 @@ namespace cordon::landlock {
 
 namespace {
 
+// A program masked for the policy (a busybox that provides su): the blocked commands it is or
+// provides, by name.
+Error masked_program_error(const std::string& path, const std::vector<std::string>& names) {
+  std::string list;
+  for (const auto& n : names) list += (list.empty() ? "'" : ", '") + n + "'";
+  return Error(code::kBlockedCommand,
+               "program '" + path + "' is masked in the sandbox: it is, or provides as an " +
+                   "applet, a command blocked by process.blocked_commands (" + list + ")",
+               "the policy does not allow this program; run the command with a program that "
+               "does not provide a blocked one, or ask the operator if it is needed");
+}
+
 // The toolkit's wording, with the sandbox's own hints and the path that failed.
-Error exec_error(const ChildReport& r, const std::string& program) {
+Error exec_error(const ChildReport& r, const std::string& program, const MaskedProgram& masked) {
   std::string what = r.detail;
+  if (r.err == EACCES && masked)
+    if (auto names = masked(what); !names.empty()) return masked_program_error(what, names);
   if (r.err == EACCES)
     return Error(code::kNotExecutable, "'" + what + "' cannot be executed: permission denied",
                  "the policy may block it (blocked_commands, allowed_commands) or it is not "
@@ -34,16 +48,6 @@ Error setup_error(const ChildReport& r, const Identity& identity) {
                    ": " + std::strerror(r.err),
                "the command did not run; the sandbox runs as host uid " +
                    std::to_string(identity.uid) + " (" + identity.reason + ")");
-}
-
-Error masked_program_error(const std::string& path, const std::vector<std::string>& names) {
-  std::string list;
-  for (const auto& n : names) list += (list.empty() ? "'" : ", '") + n + "'";
-  return Error(code::kBlockedCommand,
-               "program '" + path + "' is masked in the sandbox: it is, or provides as an " +
-                   "applet, a command blocked by process.blocked_commands (" + list + ")",
-               "the policy does not allow this program; run the command with a program that "
-               "does not provide a blocked one, or ask the operator if it is needed");
 }
 
 Totals totals_of(const sdk::SandboxCgroup* cg) {
@@ -66,11 +70,11 @@ void note_limits(const Plan& plan, const Totals& cg, RunResult& result) {
 }  // namespace
 
 void fill_outcome(const Outcome& out, const Plan& plan, const Identity& identity, const Totals& cg,
-                  RunResult& result) {
+                  const MaskedProgram& masked, RunResult& result) {
   if (out.failure && out.failure->kind == ChildReport::Kind::setup_failed) {
     result.error = setup_error(*out.failure, identity);
   } else if (out.failure) {
-    result.error = exec_error(*out.failure, plan.argv.front());
+    result.error = exec_error(*out.failure, plan.argv.front(), masked);
     result.exit_code = sdk::exec_failure_status(out.failure->err);
   } else if (out.timed_out) {
     result.timed_out = true;

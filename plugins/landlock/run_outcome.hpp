@@ -5,7 +5,10 @@
 #include <cordon/sdk/backend.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include <cordon/sdk/cgroup.hpp>
 #include "idmap.hpp"
@@ -26,12 +29,14 @@ Totals totals_of(const sdk::SandboxCgroup* cg);
 /// CRD1003 for a set-up step of the sandbox that failed, naming the identity it ran as.
 Error setup_error(const ChildReport& r, const Identity& identity);
 
-/// CRD4005 for a program the sandbox could not execute because the policy masked it: it is,
-/// or provides as applets, the blocked commands `names` (not empty).
-Error masked_program_error(const std::string& path, const std::vector<std::string>& names);
+/// The blocked commands that a program the sandbox could not execute (EACCES) is or provides,
+/// when the policy masked it; empty otherwise (masked_for(), bound to the run's host view).
+using MaskedProgram = std::function<std::vector<std::string>(const std::string& path)>;
 
-/// Fills `result` from the supervised outcome and the group's counts.
+/// Fills `result` from the supervised outcome and the group's counts. An execve refused on a
+/// masked program is CRD4005 naming the blocked commands, as a blocked command is before the
+/// run; any other exec failure CRD5004/CRD5005.
 void fill_outcome(const Outcome& out, const Plan& plan, const Identity& identity, const Totals& cg,
-                  RunResult& result);
+                  const MaskedProgram& masked, RunResult& result);
 
 }  // namespace cordon::landlock

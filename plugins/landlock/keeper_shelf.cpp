@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <exception>
 #include <utility>
 
@@ -20,6 +21,9 @@ bool alive(const Keeper& k) noexcept {
   pollfd p{k.pidfd.get(), POLLIN, 0};
   return ::poll(&p, 1, 0) == 0;  // a pidfd is readable once its process has exited
 }
+
+// A run waits up to this long for the keeper being prepared for its tree.
+constexpr int kInFlightWaitMs = 500;
 
 // Keepers prepared ahead wait up to this long for each step of their tree.
 constexpr int kTreeTimeoutMs = 10000;
@@ -66,13 +70,18 @@ Keeper KeeperShelf::take(bool network, const Order* order) {
   if (::getpid() != owner_) return Keeper{};
   Keeper k, stale;
   {
-    std::lock_guard lock(mutex_);
+    std::unique_lock lock(mutex_);
     Kind& kind = kinds_[network ? 1 : 0];
     ++kind.asked;
+    // One being prepared for this very tree comes sooner than one the run would start itself.
+    const std::string wanted_key = order ? order->key : std::string();
+    cv_.wait_for(lock, std::chrono::milliseconds(kInFlightWaitMs),
+                 [&] { return !kind.filling || kind.filling_key != wanted_key; });
     if (!order)
       kind.order.reset();
     else if (!kind.order || kind.order->key != order->key)
       kind.order = *order;
+    kind.may_fill = false;  // until a run of this kind is over
     k = std::exchange(kind.keeper, Keeper{});
     if (k && !k.tree.empty() && (!order || k.tree != order->key))
       stale = std::exchange(k, Keeper{});
@@ -85,9 +94,22 @@ Keeper KeeperShelf::take(bool network, const Order* order) {
   return k;
 }
 
+void KeeperShelf::done(bool network) {
+  {
+    std::lock_guard lock(mutex_);
+    kinds_[network ? 1 : 0].may_fill = true;
+  }
+  cv_.notify_all();
+}
+
 bool KeeperShelf::warm(bool network) const {
   std::lock_guard lock(mutex_);
   return ::getpid() == owner_ && kinds_[network ? 1 : 0].asked >= 2;
+}
+
+bool KeeperShelf::preparing(bool network) const {
+  std::lock_guard lock(mutex_);
+  return kinds_[network ? 1 : 0].filling;
 }
 
 pid_t KeeperShelf::ready_pid(bool network) const {
@@ -102,7 +124,7 @@ void KeeperShelf::fill() {
   ::sigfillset(&all);
   ::pthread_sigmask(SIG_BLOCK, &all, nullptr);
   auto wanted = [](const Kind& kind) {
-    return kind.asked >= 2 && !kind.keeper && kind.failures < kMaxFailures;
+    return kind.asked >= 2 && kind.may_fill && !kind.keeper && kind.failures < kMaxFailures;
   };
   std::unique_lock lock(mutex_);
   for (;;) {
@@ -111,10 +133,14 @@ void KeeperShelf::fill() {
     for (std::size_t i = 0; i < kinds_.size(); ++i) {
       if (!wanted(kinds_[i])) continue;
       std::optional<Order> order = kinds_[i].order;
+      kinds_[i].may_fill = false;
+      kinds_[i].filling = true;
+      kinds_[i].filling_key = order ? order->key : std::string();
       lock.unlock();
       Keeper k = start_ready(i == 1, order);
       lock.lock();
       Kind& kind = kinds_[i];
+      kind.filling = false;
       if (!k) {
         ++kind.failures;
       } else if (stopping_ || kind.keeper) {
@@ -125,6 +151,7 @@ void KeeperShelf::fill() {
         kind.failures = 0;
         kind.keeper = std::move(k);
       }
+      cv_.notify_all();  // a run may be waiting for this one
     }
   }
 }

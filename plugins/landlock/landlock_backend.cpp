@@ -247,6 +247,13 @@ struct KeeperGuard {
   ~KeeperGuard() { discard_keeper(keeper); }
 };
 
+// Tells the shelf when the run is over, its keeper reaped: the next keeper is made then.
+struct ShelfTurn {
+  KeeperShelf& shelf;
+  bool network;
+  ~ShelfTurn() { shelf.done(network); }
+};
+
 // Kills and reaps whatever of the sandbox is still there when the run is left early.
 struct StartedGuard {
   Started& started;
@@ -261,6 +268,7 @@ void LandlockBackend::execute(const Plan& plan, OutputSink& sink, RunResult& res
   bool fresh_net = !plan.policy.network.allow && !ports_mode(plan.policy.network);
   // (Once runs repeat, the shelf has one ready, its tree built if the run's is the last one's.)
   KeeperGuard guard{take_prestarted_keeper(fresh_net)};
+  ShelfTurn turn{keepers_, fresh_net};
   const bool shelved = !guard.keeper;
   if (shelved && !keepers_.warm(fresh_net)) guard.keeper = start_keeper(fresh_net);
   Prepared p = prepare(plan, facts_, applets_, result);

@@ -138,19 +138,23 @@ TEST_CASE("keeper shelf: a kind asked for once warms nothing, from the second on
   {
     KeeperShelf shelf;
     CHECK_FALSE(shelf.take(true, nullptr));
+    shelf.done(true);
     std::this_thread::sleep_for(300ms);
     CHECK(shelf.ready_pid(true) == 0);  // asked once: nothing started ahead
     CHECK_FALSE(shelf.take(true, nullptr));
+    shelf.done(true);
     REQUIRE(eventually([&] { return shelf.ready_pid(true) != 0; }));
     Keeper k = shelf.take(true, nullptr);
     REQUIRE(k);
     CHECK(k.network);
     CHECK_FALSE(await_keeper(k));  // already awaited: ready to be joined
     CHECK(exists(k.pid));
-    // Taking one has another started; the other kind stays cold.
+    // The run that took one is over: another is started; the other kind stays cold.
+    shelf.done(true);
     REQUIRE(eventually([&] { return shelf.ready_pid(true) != 0; }));
     CHECK(shelf.ready_pid(true) != k.pid);
     CHECK_FALSE(shelf.take(false, nullptr));
+    shelf.done(false);
     CHECK(shelf.ready_pid(false) == 0);
     pid_t pid = k.pid;
     discard_keeper(k);
@@ -165,8 +169,10 @@ TEST_CASE("keeper shelf: a kind asked for once warms nothing, from the second on
 TEST_CASE("keeper shelf: a keeper that died while ready is not handed out", "[userns][keeper]") {
   if (!sandbox_available()) return;
   KeeperShelf shelf;
-  CHECK_FALSE(shelf.take(false, nullptr));
-  CHECK_FALSE(shelf.take(false, nullptr));
+  for (int i = 0; i < 2; ++i) {
+    CHECK_FALSE(shelf.take(false, nullptr));
+    shelf.done(false);
+  }
   REQUIRE(eventually([&] { return shelf.ready_pid(false) != 0; }));
   pid_t dead = shelf.ready_pid(false);
   REQUIRE(::kill(dead, SIGKILL) == 0);
@@ -174,10 +180,48 @@ TEST_CASE("keeper shelf: a keeper that died while ready is not handed out", "[us
   Keeper k = shelf.take(false, nullptr);
   CHECK_FALSE(k);  // discarded (and reaped): the run starts its own
   CHECK_FALSE(exists(dead));
+  shelf.done(false);
   REQUIRE(eventually([&] { return shelf.ready_pid(false) != 0; }));
   k = shelf.take(false, nullptr);
   REQUIRE(k);
   CHECK(exists(k.pid));
+  discard_keeper(k);
+}
+
+TEST_CASE("keeper shelf: the next keeper is started once the run that took one is over",
+          "[userns][keeper]") {
+  if (!sandbox_available()) return;
+  KeeperShelf shelf;
+  for (int i = 0; i < 2; ++i) {
+    CHECK_FALSE(shelf.take(false, nullptr));
+    shelf.done(false);
+  }
+  REQUIRE(eventually([&] { return shelf.ready_pid(false) != 0; }));
+  Keeper k = shelf.take(false, nullptr);
+  REQUIRE(k);
+  // While the run that took it goes on, nothing is prepared beside its command.
+  std::this_thread::sleep_for(300ms);
+  CHECK_FALSE(shelf.preparing(false));
+  CHECK(shelf.ready_pid(false) == 0);
+  discard_keeper(k);
+  shelf.done(false);
+  REQUIRE(eventually([&] { return shelf.ready_pid(false) != 0; }));
+  // A run that comes while one is being prepared waits for that one instead of going without.
+  // (Preparing takes milliseconds, the poll a tenth of one: caught at the latest in a few tries.)
+  bool caught = false;
+  for (int attempt = 0; attempt < 20 && !caught; ++attempt) {
+    k = shelf.take(false, nullptr);
+    discard_keeper(k);
+    shelf.done(false);
+    for (int i = 0; i < 50000 && !caught && shelf.ready_pid(false) == 0; ++i) {
+      caught = shelf.preparing(false);
+      if (!caught) std::this_thread::sleep_for(100us);
+    }
+  }
+  REQUIRE(caught);
+  k = shelf.take(false, nullptr);
+  CHECK(k);
+  CHECK_FALSE(shelf.preparing(false));
   discard_keeper(k);
 }
 

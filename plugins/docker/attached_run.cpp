@@ -9,6 +9,7 @@
 #include <chrono>
 #include <optional>
 
+#include "exec_block.hpp"
 #include "host_side.hpp"
 #include "session.hpp"
 #include "waiter_blob.hpp"
@@ -23,7 +24,19 @@ std::string attach_path(const Daemon& daemon, const std::string& id) {
   return daemon.path("/containers/" + id + "/attach?stream=1&stdout=1&stderr=1&stdin=1");
 }
 
-Error exec_error(const std::string& line, const std::string& program, std::int64_t status) {
+Error exec_error(const std::string& line, const std::string& program, std::int64_t status,
+                 const std::string& masked, const std::vector<std::string>& blocked) {
+  if (status == 126 && !masked.empty()) {
+    std::string list;
+    for (const auto& n : blocked) list += (list.empty() ? "'" : ", '") + n + "'";
+    return Error(code::kBlockedCommand,
+                 "program '" + program + "' is masked in the container ('" + masked +
+                     "'): it is, or provides as an applet, a command blocked by "
+                     "process.blocked_commands (one of " +
+                     list + ")",
+                 "the policy does not allow this program; run the command with a program that "
+                 "does not provide a blocked one, or ask the operator if it is needed");
+  }
   if (status == 127)
     return Error(code::kNotFound, "program '" + program + "' not found in the container",
                  "the image must contain it, in the granted PATH");
@@ -31,8 +44,8 @@ Error exec_error(const std::string& line, const std::string& program, std::int64
                "the image's file must be an executable the container's user may run");
 }
 
-void fill_outcome(const SessionOutcome& out, const json::object& state, const Plan& plan,
-                  RunResult& result) {
+void fill_outcome(const SessionOutcome& out, const json::object& state, const Masked& masked,
+                  const Plan& plan, RunResult& result) {
   bool oom = false;
   if (const auto* s = state.if_contains("State"); s && s->is_object())
     if (const auto* o = s->as_object().if_contains("OOMKilled"); o && o->is_bool())
@@ -45,7 +58,12 @@ void fill_outcome(const SessionOutcome& out, const json::object& state, const Pl
   }
   std::int64_t status = out.status.value_or(-1);
   if (!out.init_error.empty() && (status == 126 || status == 127)) {
-    result.error = exec_error(out.init_error, plan.argv.front(), status);
+    const std::string path = plan.env.count("PATH") ? plan.env.at("PATH") : std::string();
+    result.error = exec_error(out.init_error, plan.argv.front(), status,
+                              out.init_error.find("Permission denied") != std::string::npos
+                                  ? masked.find(plan.argv.front(), path)
+                                  : std::string(),
+                              masked.blocked);
     result.exit_code = static_cast<int>(status);
     return;
   }
@@ -111,9 +129,15 @@ Cancel abandon_for(const Plan& plan) {
   };
 }
 
+std::string Masked::find(const std::string& program, const std::string& path_env) const {
+  for (const auto& candidate : exec_candidates({program}, path_env))
+    if (std::find(programs.begin(), programs.end(), candidate) != programs.end()) return candidate;
+  return {};
+}
+
 bool attach_and_run(const Daemon& daemon, const Container& container, bool pooled,
-                    const std::vector<MountCheck>& checks, const Plan& plan, OutputSink& sink,
-                    RunResult& result) {
+                    const std::vector<MountCheck>& checks, const Masked& masked, const Plan& plan,
+                    OutputSink& sink, RunResult& result) {
   Cancel abandon = abandon_for(plan);
   RawStream stream(daemon.endpoint(), attach_path(daemon, container.id()), abandon);
   SessionIo io;
@@ -154,7 +178,7 @@ bool attach_and_run(const Daemon& daemon, const Container& container, bool poole
   }
   // Only a kill can be the memory limit's: inspect then, not on every run.
   json::object state = out.status == 128 + SIGKILL ? container.inspect() : json::object{};
-  fill_outcome(out, state, plan, result);
+  fill_outcome(out, state, masked, plan, result);
   return true;
 }
 

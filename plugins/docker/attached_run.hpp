@@ -4,6 +4,7 @@
 
 #include <cordon/sdk/backend.hpp>
 
+#include <string>
 #include <vector>
 
 #include "api.hpp"
@@ -15,6 +16,18 @@ namespace cordon::docker {
 /// True once the run should not go on making its container: a stop request, or the deadline.
 Cancel abandon_for(const Plan& plan);
 
+/// The programs masked for process.blocked_commands (container paths) and the blocked names:
+/// a command refused at one of them is named as masked (CRD4005), not as not executable.
+struct Masked {
+  std::vector<std::string> programs;
+  std::vector<std::string> blocked;
+
+  /// The masked program `program` (the name the waiter could not execute) is, found as the
+  /// waiter finds it (a name through `path_env`, then the system directories); empty if none.
+  /// Pure.
+  std::string find(const std::string& program, const std::string& path_env) const;
+};
+
 /// Runs plan.argv in `container` (made from waiter_body()): attaches; for a one-shot container
 /// registers the exit waiter and starts it; sends the waiter its nonce, `checks` and the argv;
 /// streams to `sink` and fills `result`. A failed mount check is a refusal (check_failure()):
@@ -22,7 +35,7 @@ Cancel abandon_for(const Plan& plan);
 /// container was no longer running or failed its mount check (the caller runs one-shot).
 /// Throws Cancelled when a stop or the deadline came while the container was being started.
 bool attach_and_run(const Daemon& daemon, const Container& container, bool pooled,
-                    const std::vector<MountCheck>& checks, const Plan& plan, OutputSink& sink,
-                    RunResult& result);
+                    const std::vector<MountCheck>& checks, const Masked& masked, const Plan& plan,
+                    OutputSink& sink, RunResult& result);
 
 }  // namespace cordon::docker

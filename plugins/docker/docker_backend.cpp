@@ -256,6 +256,8 @@ MountedPrograms DockerBackend::blocked_programs(const Daemon& daemon, const Priv
                 "from process.blocked_commands");
   check_foreign_links(mounted, m);
   settle_image_masks(mounts, m, mounted);
+  for (const auto* paths : {&m.files, &m.multicall_aliases, &mounted.masks})
+    mounted.masked_programs.insert(mounted.masked_programs.end(), paths->begin(), paths->end());
   image_files = std::move(m.files);
   return mounted;
 }
@@ -292,6 +294,7 @@ void DockerBackend::execute(const Plan& plan, OutputSink& sink, RunResult& resul
   MountedPrograms mounted = blocked_programs(
       *daemon, state, plan, {image.id, waiter.host_path, seccomp}, host.mounts, exec_masks);
   result.notes.insert(result.notes.end(), mounted.notes.begin(), mounted.notes.end());
+  const Masked masked{std::move(mounted.masked_programs), plan.policy.process.blocked_commands};
   // Each stage of making the container looks at the stop request and the deadline; the
   // daemon's calls that may wait (attach, wait, start) poll them.
   if (abandon()) throw Cancelled();
@@ -318,7 +321,7 @@ void DockerBackend::execute(const Plan& plan, OutputSink& sink, RunResult& resul
     WarmPool& pool = pool_for(daemon, waiter.host_path);
     // A pooled container was made from the same body but the command: the same mounts.
     if (auto pooled = pool.take(spec.body, settings.pool)) {
-      ran = attach_and_run(*daemon, *pooled, true, checks, plan, sink, result);
+      ran = attach_and_run(*daemon, *pooled, true, checks, masked, plan, sink, result);
       pool.discard(std::move(pooled));
       if (ran) result.notes.push_back("ran in a warm pool container");
     }
@@ -327,7 +330,7 @@ void DockerBackend::execute(const Plan& plan, OutputSink& sink, RunResult& resul
     Container container(*daemon, "cordon-" + run_id, body);
     if (abandon()) throw Cancelled();  // removed on the way out
     for (const auto& w : container.warnings()) result.notes.push_back("docker: " + w);
-    attach_and_run(*daemon, container, false, checks, plan, sink, result);
+    attach_and_run(*daemon, container, false, checks, masked, plan, sink, result);
     std::string why;
     if (!container.remove(why) && !result.error)
       result.notes.push_back("the container '" + container.id() + "' was not removed: " + why);

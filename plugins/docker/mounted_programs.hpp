@@ -40,6 +40,9 @@ struct MountedPrograms {
   std::vector<std::string> masks;        ///< container paths of files in a mount, to mask
   std::vector<std::string> image_links;  ///< image paths that links in a mount lead to
   std::vector<std::string> notes;        ///< hard links that cannot be masked by name
+  /// Every container path known to be or lead to a masked program (the image's files, the
+  /// links to its multi-call programs, the mounts' files): an exec refused there is explained.
+  std::vector<std::string> masked_programs;
   /// Links in a mount (first) to an image file of another name (second): allowed only when that
   /// file is a multi-call program that provides the name (check_foreign_links()).
   std::vector<std::pair<std::string, std::string>> foreign_links;

@@ -96,7 +96,8 @@ struct Prepared {
     Container container(daemon, "cordon-mountcheck-" + new_run_id(), body);
     if (pooled) container.start();
     RunResult r;
-    if (!attach_and_run(daemon, container, pooled, checks, plan, sink, r)) return std::nullopt;
+    if (!attach_and_run(daemon, container, pooled, checks, Masked{}, plan, sink, r))
+      return std::nullopt;
     return r;
   }
 };

@@ -139,3 +139,40 @@ TEST_CASE("multicall: every copy of the multi-call program is masked, whatever i
       CHECK(allowed.err.find("applet not found") != std::string::npos);
   }
 }
+
+TEST_CASE("multicall: a command whose program is masked is refused by name, not as unexecutable",
+          "[docker][multicall]") {
+  if (!docker_ready()) return;
+  TempDir ws;
+  auto run = [&](const std::vector<std::string>& blocked, std::vector<std::string> argv,
+                 CaptureSink& sink) {
+    auto policy = base_policy(ws.path().string());
+    policy.process.blocked_commands = blocked;
+    auto plan = make_plan(policy, ws.path().string(), std::move(argv));
+    plan.settings["image"] = test_image();
+    return backend().run(plan, sink);
+  };
+  // busybox provides unshare: the program is masked, and the error says so, by both names.
+  for (const char* program : {"busybox", "/bin/busybox"}) {
+    INFO(program);
+    CaptureSink sink;
+    auto r = run({"unshare", "cordon-blocked-tool"}, {program, "echo", "hi"}, sink);
+    REQUIRE(r.error);
+    CHECK(r.error->code() == std::string("CRD4005"));
+    CHECK(r.error->message().find("'unshare'") != std::string::npos);
+    CHECK(r.error->message().find("masked") != std::string::npos);
+    CHECK(r.exit_code == 126);
+    CHECK(sink.out.empty());
+  }
+  // Both ways: with no applet of it blocked, it runs.
+  CaptureSink ran;
+  auto ok = run({"cordon-blocked-tool"}, {"busybox", "echo", "hi"}, ran);
+  CHECK_FALSE(ok.error);
+  CHECK(ran.out == "hi\n");
+  // Another file that cannot be executed is still CRD5005.
+  write_file((ws.path() / "plain").string(), "not a program\n", 0644);
+  CaptureSink plain;
+  auto other = run({"unshare"}, {(ws.path() / "plain").string()}, plain);
+  REQUIRE(other.error);
+  CHECK(other.error->code() == std::string("CRD5005"));
+}

@@ -50,6 +50,15 @@ std::string program_of(pid_t pid) {
   return all.substr(0, all.find('\0'));
 }
 
+// Two runs of the kind without a network namespace, each over: the shelf then has one ready.
+bool warmed(KeeperShelf& shelf) {
+  for (int i = 0; i < 2; ++i) {
+    if (shelf.take(false, nullptr)) return false;  // nothing is ready before the second is over
+    shelf.done(false);
+  }
+  return eventually([&] { return shelf.ready_pid(false) != 0; });
+}
+
 bool runs_keeper_program(const Keeper& k) { return program_of(k.pid) == "cordon-landlock-keeper"; }
 
 // From here on, execveat fails with EPERM in this process and its children (as where a
@@ -169,11 +178,7 @@ TEST_CASE("keeper shelf: a kind asked for once warms nothing, from the second on
 TEST_CASE("keeper shelf: a keeper that died while ready is not handed out", "[userns][keeper]") {
   if (!sandbox_available()) return;
   KeeperShelf shelf;
-  for (int i = 0; i < 2; ++i) {
-    CHECK_FALSE(shelf.take(false, nullptr));
-    shelf.done(false);
-  }
-  REQUIRE(eventually([&] { return shelf.ready_pid(false) != 0; }));
+  REQUIRE(warmed(shelf));
   pid_t dead = shelf.ready_pid(false);
   REQUIRE(::kill(dead, SIGKILL) == 0);
   std::this_thread::sleep_for(100ms);
@@ -192,11 +197,7 @@ TEST_CASE("keeper shelf: the next keeper is started once the run that took one i
           "[userns][keeper]") {
   if (!sandbox_available()) return;
   KeeperShelf shelf;
-  for (int i = 0; i < 2; ++i) {
-    CHECK_FALSE(shelf.take(false, nullptr));
-    shelf.done(false);
-  }
-  REQUIRE(eventually([&] { return shelf.ready_pid(false) != 0; }));
+  REQUIRE(warmed(shelf));
   Keeper k = shelf.take(false, nullptr);
   REQUIRE(k);
   // While the run that took it goes on, nothing is prepared beside its command.

@@ -247,7 +247,7 @@ struct KeeperGuard {
   ~KeeperGuard() { discard_keeper(keeper); }
 };
 
-// Tells the shelf when the run is over, its keeper reaped: the next keeper is made then.
+// Tells the shelf when the run is over: the next keeper is made then, not beside the command.
 struct ShelfTurn {
   KeeperShelf& shelf;
   bool network;
@@ -264,11 +264,11 @@ struct StartedGuard {
 
 void LandlockBackend::execute(const Plan& plan, OutputSink& sink, RunResult& result) {
   if (!probe().available) throw Error(code::kBackendUnavailable, probe().reason);
-  // Started first, so that the namespaces are made while the run is planned.
   bool fresh_net = !plan.policy.network.allow && !ports_mode(plan.policy.network);
+  ShelfTurn turn{keepers_, fresh_net};  // left last: after every keeper of the run is gone
+  // Started first, so that the namespaces are made while the run is planned.
   // (Once runs repeat, the shelf has one ready, its tree built if the run's is the last one's.)
   KeeperGuard guard{take_prestarted_keeper(fresh_net)};
-  ShelfTurn turn{keepers_, fresh_net};
   const bool shelved = !guard.keeper;
   if (shelved && !keepers_.warm(fresh_net)) guard.keeper = start_keeper(fresh_net);
   Prepared p = prepare(plan, facts_, applets_, result);

@@ -59,10 +59,11 @@ std::string write_config(const TempDir& dir) {
   return file;
 }
 
-// Starts `cordon run` of `script` with `timeout`, waits until its container runs, kills cordon
-// with SIGKILL and returns its pid and when it was started.
+// Starts `cordon run` of `script` with `timeout`, waits until its container runs and the script
+// has made `started_file`, kills cordon with SIGKILL and returns its pid and when it was started.
 std::pair<pid_t, Clock::time_point> run_and_kill(const TempDir& ws, const std::string& timeout,
-                                                 const std::string& script) {
+                                                 const std::string& script,
+                                                 const std::string& started_file) {
   auto config = write_config(ws);
   escape::SpawnOptions o;
   o.argv = {CORDON_CLI, "run",          "--backend", "docker", "--config",    config,
@@ -78,7 +79,13 @@ std::pair<pid_t, Clock::time_point> run_and_kill(const TempDir& ws, const std::s
     running = !mine.empty() && mine.front().second;
   }
   REQUIRE(running);
-  std::this_thread::sleep_for(500ms);  // the waiter has its input: the command runs
+  // The command runs once the waiter has its input (however long a loaded host takes).
+  bool command_started = false;
+  for (int i = 0; i < 300 && !command_started; ++i) {
+    command_started = ::access(started_file.c_str(), F_OK) == 0;
+    if (!command_started) std::this_thread::sleep_for(50ms);
+  }
+  REQUIRE(command_started);
   ::kill(pid, SIGKILL);
   CHECK(cordon_run.wait().signal == SIGKILL);
   return {pid, started};
@@ -154,8 +161,8 @@ TEST_CASE("lifetime: a cordon killed mid-run leaves nothing running past the dea
   if (!docker_ready()) return;
   TempDir ws;
   // The command would tick for ten minutes; the timeout is 5 s and cordon is SIGKILLed at once.
-  auto [pid, started] =
-      run_and_kill(ws, "5s", "while :; do date +%s > " + (ws / "tick") + "; sleep 0.2; done");
+  auto [pid, started] = run_and_kill(
+      ws, "5s", "while :; do date +%s > " + (ws / "tick") + "; sleep 0.2; done", ws / "tick");
   // Generous: the deadline plus 10 s. The waiter ends the container at the deadline itself.
   auto stopped = stopped_after(pid, started, 60s);
   INFO("the container stopped " << stopped.count() << " ms after cordon started");
@@ -186,7 +193,9 @@ TEST_CASE("lifetime: a command that ends before the deadline completes without c
   TempDir ws;
   // Both ways: the waiter kills at the deadline, not before it. cordon dies at about 1 s; the
   // command finishes its work at about 3 s, well within its 20 s.
-  auto [pid, started] = run_and_kill(ws, "20s", "sleep 3; echo done > " + (ws / "done"));
+  auto [pid, started] =
+      run_and_kill(ws, "20s", "touch " + (ws / "began") + "; sleep 3; echo done > " + (ws / "done"),
+                   ws / "began");
   auto stopped = stopped_after(pid, started, 60s);
   INFO("the container stopped " << stopped.count() << " ms after cordon started");
   CHECK(read_file(ws / "done") == "done\n");

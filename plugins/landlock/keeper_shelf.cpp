@@ -94,7 +94,10 @@ Keeper KeeperShelf::take(bool network, const Order* order) {
   return k;
 }
 
+// A fork of the process never locks the shelf: another thread may have held the lock at the
+// fork, and the child's copy of it would then never be released.
 void KeeperShelf::done(bool network) {
+  if (::getpid() != owner_) return;
   {
     std::lock_guard lock(mutex_);
     kinds_[network ? 1 : 0].may_fill = true;
@@ -103,8 +106,9 @@ void KeeperShelf::done(bool network) {
 }
 
 bool KeeperShelf::warm(bool network) const {
+  if (::getpid() != owner_) return false;
   std::lock_guard lock(mutex_);
-  return ::getpid() == owner_ && kinds_[network ? 1 : 0].asked >= 2;
+  return kinds_[network ? 1 : 0].asked >= 2;
 }
 
 bool KeeperShelf::preparing(bool network) const {

@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstddef>
@@ -224,6 +225,41 @@ TEST_CASE("keeper shelf: the next keeper is started once the run that took one i
   CHECK(k);
   CHECK_FALSE(shelf.preparing(false));
   discard_keeper(k);
+}
+
+TEST_CASE("keeper shelf: a fork of the process never waits on the parent's shelf", "[keeper]") {
+  // A thread takes and releases the shelf's lock all the time, so that some forks happen while
+  // it is held; the child's copy of a held lock is never released.
+  KeeperShelf shelf;
+  std::atomic<bool> stop{false};
+  std::thread busy([&] {
+    while (!stop) (void)shelf.ready_pid(false);
+  });
+  int stuck = 0;
+  for (int i = 0; i < 200 && stuck == 0; ++i) {
+    pid_t child = ::fork();
+    if (child == 0) {
+      // What a run in the child asks of the shelf: none of it may block.
+      bool warm = shelf.warm(false);
+      Keeper k = shelf.take(false, nullptr);
+      shelf.done(false);
+      ::_exit(!warm && !k ? 0 : 1);
+    }
+    int status = -1;
+    for (int tries = 0; tries < 400 && ::waitpid(child, &status, WNOHANG) == 0; ++tries)
+      std::this_thread::sleep_for(5ms);
+    if (status == -1) {  // still there after 2 s: blocked
+      ::kill(child, SIGKILL);
+      ::waitpid(child, nullptr, 0);
+      ++stuck;
+    } else {
+      CHECK(WIFEXITED(status));
+      CHECK(WEXITSTATUS(status) == 0);
+    }
+  }
+  stop = true;
+  busy.join();
+  CHECK(stuck == 0);
 }
 
 TEST_CASE("keeper shelf: a tree prepared ahead serves only a run that plans the same tree",

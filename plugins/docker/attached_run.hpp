@@ -22,9 +22,9 @@ struct Masked {
   std::vector<std::string> programs;
   std::vector<std::string> blocked;
 
-  /// The masked program `program` (the name the waiter could not execute) is, found as the
-  /// waiter finds it (a name through `path_env`, then the system directories); empty if none.
-  /// Pure.
+  /// The masked path that `program` (the name the waiter could not execute) leads to, looked
+  /// up as the waiter looks it up (a name through `path_env`, then the system directories);
+  /// empty if it leads to none. Pure.
   std::string find(const std::string& program, const std::string& path_env) const;
 };
 

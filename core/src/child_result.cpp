@@ -98,6 +98,20 @@ Error exec_failure(const std::string& program, int err, std::string hint) {
                "program '" + program + "' is not executable: " + std::strerror(err), hint);
 }
 
+Error masked_program_failure(const std::string& program, const std::string& masked,
+                             const std::vector<std::string>& blocked, bool exact) {
+  std::string list;
+  for (const auto& n : blocked) list += (list.empty() ? "'" : ", '") + n + "'";
+  std::string where = masked.empty() || masked == program ? "" : " ('" + masked + "')";
+  return Error(code::kBlockedCommand,
+               "program '" + program + "' is masked in the sandbox" + where +
+                   ": it is, or provides as an applet, a command blocked by "
+                   "process.blocked_commands (" +
+                   (exact ? "" : "one of ") + list + ")",
+               "the policy does not allow this program; run the command with a program that "
+               "does not provide a blocked one, or ask the operator if it is needed");
+}
+
 int exec_failure_status(int err) noexcept { return not_found(err) ? 127 : 126; }
 
 std::vector<std::pair<int, rlim_t>> policy_rlimits(const Limits& l) {

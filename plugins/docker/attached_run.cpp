@@ -2,6 +2,7 @@
 #include "attached_run.hpp"
 
 #include <boost/json/object.hpp>
+#include <cordon/sdk/child.hpp>
 
 #include <signal.h>
 
@@ -26,17 +27,8 @@ std::string attach_path(const Daemon& daemon, const std::string& id) {
 
 Error exec_error(const std::string& line, const std::string& program, std::int64_t status,
                  const std::string& masked, const std::vector<std::string>& blocked) {
-  if (status == 126 && !masked.empty()) {
-    std::string list;
-    for (const auto& n : blocked) list += (list.empty() ? "'" : ", '") + n + "'";
-    return Error(code::kBlockedCommand,
-                 "program '" + program + "' is masked in the container ('" + masked +
-                     "'): it is, or provides as an applet, a command blocked by "
-                     "process.blocked_commands (one of " +
-                     list + ")",
-                 "the policy does not allow this program; run the command with a program that "
-                 "does not provide a blocked one, or ask the operator if it is needed");
-  }
+  if (status == 126 && !masked.empty())
+    return sdk::masked_program_failure(program, masked, blocked, false);
   if (status == 127)
     return Error(code::kNotFound, "program '" + program + "' not found in the container",
                  "the image must contain it, in the granted PATH");

@@ -12,23 +12,12 @@ namespace cordon::landlock {
 
 namespace {
 
-// A program masked for the policy (a busybox that provides su): the blocked commands it is or
-// provides, by name.
-Error masked_program_error(const std::string& path, const std::vector<std::string>& names) {
-  std::string list;
-  for (const auto& n : names) list += (list.empty() ? "'" : ", '") + n + "'";
-  return Error(code::kBlockedCommand,
-               "program '" + path + "' is masked in the sandbox: it is, or provides as an " +
-                   "applet, a command blocked by process.blocked_commands (" + list + ")",
-               "the policy does not allow this program; run the command with a program that "
-               "does not provide a blocked one, or ask the operator if it is needed");
-}
-
 // The toolkit's wording, with the sandbox's own hints and the path that failed.
 Error exec_error(const ChildReport& r, const std::string& program, const MaskedProgram& masked) {
   std::string what = r.detail;
   if (r.err == EACCES && masked)
-    if (auto names = masked(what); !names.empty()) return masked_program_error(what, names);
+    if (auto names = masked(what); !names.empty())
+      return sdk::masked_program_failure(what, {}, names, true);
   if (r.err == EACCES)
     return Error(code::kNotExecutable, "'" + what + "' cannot be executed: permission denied",
                  "the policy may block it (blocked_commands, allowed_commands) or it is not "

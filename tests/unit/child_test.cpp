@@ -97,6 +97,21 @@ TEST_CASE("sdk: exec failures are CRD5004/127 when nothing is there, else CRD500
   CHECK(sdk::exec_failure("x", ENOENT, "look in the image").hint() == "look in the image");
 }
 
+TEST_CASE("sdk: a masked program is CRD4005 naming it, where it led and the blocked commands",
+          "[sdk]") {
+  Error exact = sdk::masked_program_failure("/bin/busybox", "", {"su", "unshare"}, true);
+  CHECK(exact.code() == code::kBlockedCommand);
+  CHECK(exact.message() ==
+        "program '/bin/busybox' is masked in the sandbox: it is, or provides as an applet, a "
+        "command blocked by process.blocked_commands ('su', 'unshare')");
+  Error named = sdk::masked_program_failure("busybox", "/bin/busybox", {"su"}, false);
+  CHECK(named.code() == code::kBlockedCommand);
+  CHECK(named.message().find("'busybox' is masked in the sandbox ('/bin/busybox')") !=
+        std::string::npos);
+  CHECK(named.message().find("(one of 'su')") != std::string::npos);
+  CHECK_FALSE(named.hint().empty());
+}
+
 TEST_CASE("sdk: a child gets exactly the granted environment and the plan's HOME", "[sdk]") {
   Plan plan = plan_of({"env"});
   sdk::ChildSpec spec = sdk::child_spec(plan, "/nonexistent-home");

@@ -128,6 +128,14 @@ inline constexpr const char* kDefaultSearchPath = "/usr/local/bin:/usr/bin:/bin"
 /// looked for; empty: a hint for a search of the granted PATH on the host.
 CORDON_API Error exec_failure(const std::string& program, int err, std::string hint = {});
 
+/// The error of a program the sandbox masks for process.blocked_commands, refused at its exec
+/// (EACCES): CRD4005, as a blocked command is refused before any run (exit status 126).
+/// `program` is the command's program as given, `masked` the path masked in the sandbox that
+/// it led to (empty: `program` itself), `blocked` the blocked commands it is or provides as an
+/// applet; `exact` false when the backend only knows that it is one of them.
+CORDON_API Error masked_program_failure(const std::string& program, const std::string& masked,
+                                        const std::vector<std::string>& blocked, bool exact);
+
 /// The exit status a shell gives an execve() that failed with `err`: 127 not found, else 126.
 CORDON_API int exec_failure_status(int err) noexcept;
 

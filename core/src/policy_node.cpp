@@ -74,7 +74,7 @@ namespace {
 
 // Quotes a value for a message, cutting long ones and showing control characters as '?' so a
 // message stays one readable line.
-std::string quoted(std::string_view text) {
+std::string quote_text(std::string_view text) {
   constexpr std::size_t kMax = 40;
   std::string out = "'";
   for (std::size_t i = 0; i < text.size() && i < kMax; ++i) {
@@ -101,9 +101,9 @@ std::string describe(const Node& node) {
       return "float " + std::string(buf, res.ptr);
     }
     case NodeType::string:
-      return "string " + quoted(node.text);
+      return "string " + quote_text(node.text);
     case NodeType::datetime:
-      return "date-time " + quoted(node.text);
+      return "date-time " + quote_text(node.text);
     case NodeType::array:
       return "an array";
     case NodeType::table:

@@ -16,7 +16,7 @@ namespace cordon::sdk {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using SteadyClock = std::chrono::steady_clock;
 
 // A write to a pipe whose reader is gone must not kill cordon: SIGPIPE is blocked in this
 // thread while the loop runs, and a pending one is consumed before the mask is restored.
@@ -49,8 +49,8 @@ void set_nonblocking(int fd) {
   if (fd >= 0) ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
 }
 
-int millis_until(Clock::time_point when) {
-  auto left = std::chrono::ceil<std::chrono::milliseconds>(when - Clock::now()).count();
+int millis_until(SteadyClock::time_point when) {
+  auto left = std::chrono::ceil<std::chrono::milliseconds>(when - SteadyClock::now()).count();
   return static_cast<int>(std::clamp<long long>(left, 0, 60000));
 }
 
@@ -199,12 +199,12 @@ PumpEnd Pump::run(const PumpControl& control) {
   // Each pass: who is waited on, how long, then what the time and the token say, then service.
   std::vector<pollfd> fds;
   std::vector<State::Ready> serve;
-  std::optional<Clock::time_point> linger_until;
+  std::optional<SteadyClock::time_point> linger_until;
   try {
     while (s.streams_open() || s.watching()) {
       if (!s.watching() && control.linger) {
-        if (!linger_until) linger_until = Clock::now() + *control.linger;
-        if (Clock::now() >= *linger_until) break;
+        if (!linger_until) linger_until = SteadyClock::now() + *control.linger;
+        if (SteadyClock::now() >= *linger_until) break;
       }
       fds.clear();
       serve.clear();
@@ -253,7 +253,7 @@ PumpEnd Pump::run(const PumpControl& control) {
         end.stopped = true;
         kill();
       }
-      if (control.deadline && !end.killed && Clock::now() >= *control.deadline) {
+      if (control.deadline && !end.killed && SteadyClock::now() >= *control.deadline) {
         end.timed_out = true;
         kill();
       }

@@ -66,8 +66,6 @@ PathStat stat_path(const Daemon& daemon, const std::string& id, const std::strin
   return st;
 }
 
-std::string base_name(const std::string& path) { return path.substr(path.rfind('/') + 1); }
-
 std::string cache_key(const std::string& image_id, const std::vector<std::string>& candidates) {
   std::string joined = image_id;
   for (const auto& c : candidates) joined += "\n" + c;
@@ -78,6 +76,8 @@ std::string cache_key(const std::string& image_id, const std::vector<std::string
 }
 
 }  // namespace
+
+std::string base_name(const std::string& path) { return path.substr(path.rfind('/') + 1); }
 
 std::vector<std::string> exec_dirs(const std::string& path_env) {
   std::vector<std::string> dirs;

@@ -46,6 +46,9 @@ struct ExecMasks {
 using MulticallScan = std::function<Multicall(const std::vector<std::string>& names,
                                               const std::vector<std::string>& dirs)>;
 
+/// The last component of `path` (the whole of it without a '/'). Pure.
+std::string base_name(const std::string& path);
+
 /// The directories a name is looked up in: each absolute one of `path_env`, then the system
 /// directories, each once. Pure.
 std::vector<std::string> exec_dirs(const std::string& path_env);

@@ -21,6 +21,10 @@ void global_init() {
   std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
 }
 
+}  // namespace
+
+// A libcurl handle. Outside the anonymous namespace: RawStream::Impl, a class of the header,
+// holds one.
 struct Easy {
   CURL* h = nullptr;
   curl_slist* headers = nullptr;
@@ -40,6 +44,8 @@ struct Easy {
   Easy(const Easy&) = delete;
   Easy& operator=(const Easy&) = delete;
 };
+
+namespace {
 
 void setup(Easy& e, const Endpoint& ep, const std::string& path) {
   std::string url = ep.base_url + path;

@@ -32,8 +32,6 @@ std::string parent(const std::string& path) {
   return slash == 0 || slash == std::string::npos ? "/" : path.substr(0, slash);
 }
 
-std::string base_name(const std::string& path) { return path.substr(path.rfind('/') + 1); }
-
 // The components of `path` in reverse order, so that the next one is at the back.
 std::vector<std::string> reversed_parts(const std::string& path) {
   std::vector<std::string> parts;

@@ -7,14 +7,11 @@
 #include <map>
 #include <memory>
 
+#include "paths.hpp"
+
 namespace cordon::e2b {
 
 namespace {
-
-bool within(const std::string& path, const std::string& dir) {
-  return path == dir || (path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 &&
-                         (dir == "/" || path[dir.size()] == '/'));
-}
 
 // No empty, "." or ".." component: the path means what it says.
 bool plain(const std::string& path) {

@@ -15,6 +15,7 @@
 
 #include "download.hpp"
 #include "envd.hpp"
+#include "paths.hpp"
 #include "script.hpp"
 #include "upload.hpp"
 
@@ -55,11 +56,6 @@ void check_text(const Plan& plan) {
                 "name the program by a path, e.g. './" + plan.argv[0] + "'");
   for (const auto& [k, v] : plan.env)
     if (!valid_utf8(v)) refuse("the value of " + k);
-}
-
-bool within(const std::string& path, const std::string& dir) {
-  return path == dir || (path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 &&
-                         path[dir.size()] == '/');
 }
 
 // A local path as the sandbox sees it: beneath the workspace, rebased on the remote workspace.

@@ -11,6 +11,7 @@
 #include <set>
 #include <utility>
 
+#include "paths.hpp"
 #include "tar.hpp"
 
 namespace cordon::e2b {
@@ -20,11 +21,6 @@ namespace {
 using Identity = std::pair<dev_t, ino_t>;
 
 constexpr std::size_t kBlockedWalk = 4096;
-
-bool within(const std::string& path, const std::string& dir) {
-  return path == dir || (path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 &&
-                         (dir == "/" || path[dir.size()] == '/'));
-}
 
 struct Fd {
   int fd;

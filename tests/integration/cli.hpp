@@ -5,6 +5,8 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -13,8 +15,8 @@
 namespace itest {
 
 /// Runs `cordon ARGS...` (optionally with extra environment) and returns how it ended.
-inline escape::Exit cordon(std::vector<std::string> args,
-                           std::map<std::string, std::string> env = {}) {
+inline escape::Exit run_cli(std::vector<std::string> args,
+                            std::map<std::string, std::string> env = {}) {
   escape::SpawnOptions o;
   o.argv = {CORDON_CLI};
   o.argv.insert(o.argv.end(), args.begin(), args.end());
@@ -50,5 +52,11 @@ inline bool in_ci() {
 /// Whether `cordon run --backend landlock` works here (with `policy`); when not, fails in CI
 /// or warns and returns false locally.
 bool landlock_usable(const std::string& policy_file);
+
+/// The whole of the file at `p` (empty when it cannot be read).
+inline std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
 
 }  // namespace itest

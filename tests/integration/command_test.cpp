@@ -32,7 +32,7 @@ TEST_CASE("command: a string without operators is split, never given to a shell"
   Scratch s;
   auto policy = policy_with_shell(s, "off");
   if (!landlock_usable(policy)) return;
-  auto r = cordon(run_args(s, policy, {"--command", "printf '%s|' 'a b' \"c d\" e"}));
+  auto r = run_cli(run_args(s, policy, {"--command", "printf '%s|' 'a b' \"c d\" e"}));
   INFO(r.err);
   CHECK(r.status == 0);
   CHECK(r.out == "a b|c d|e|");
@@ -42,7 +42,7 @@ TEST_CASE("command: shell = off refuses an operator, naming it, and nothing runs
           "[command][cli]") {
   Scratch s;
   auto policy = policy_with_shell(s, "off");
-  auto r = cordon(run_args(s, policy, {"--command", "echo x > made.txt"}));
+  auto r = run_cli(run_args(s, policy, {"--command", "echo x > made.txt"}));
   CHECK(r.status == 125);
   CHECK(r.err.find("CRD4001") != std::string::npos);
   CHECK(r.err.find("'>'") != std::string::npos);
@@ -54,14 +54,14 @@ TEST_CASE("command: shell = sandboxed runs the string under /bin/sh in the sandb
   Scratch s;
   auto policy = policy_with_shell(s, "sandboxed");
   if (!landlock_usable(policy)) return;
-  auto r = cordon(run_args(s, policy, {"--json", "--command", "echo one | tr a-z A-Z"}));
+  auto r = run_cli(run_args(s, policy, {"--json", "--command", "echo one | tr a-z A-Z"}));
   INFO(r.out << r.err);
   CHECK(r.status == 0);
   auto o = json::parse(r.out).as_object();
   CHECK(o.at("stdout").as_string() == "ONE\n");
   CHECK(o.at("backend").as_string() == "landlock");
   // Never on `none`: the shell needs a backend that contains it.
-  auto none = cordon(run_args(s, policy, {"--backend", "none", "--command", "echo hi | cat"}));
+  auto none = run_cli(run_args(s, policy, {"--backend", "none", "--command", "echo hi | cat"}));
   CHECK(none.status == 125);
   CHECK(none.err.find("CRD1001") != std::string::npos);
   CHECK(none.err.find("proc.isolate") != std::string::npos);
@@ -72,14 +72,14 @@ TEST_CASE("command: CORDON_SHELL makes the mode stricter, never looser", "[comma
   auto sandboxed = policy_with_shell(s, "sandboxed");
   auto off = policy_with_shell(s, "off");
   auto stricter =
-      cordon(run_args(s, sandboxed, {"--command", "echo a | cat"}), {{"CORDON_SHELL", "off"}});
+      run_cli(run_args(s, sandboxed, {"--command", "echo a | cat"}), {{"CORDON_SHELL", "off"}});
   CHECK(stricter.status == 125);
   CHECK(stricter.err.find("CRD4001") != std::string::npos);
   auto looser =
-      cordon(run_args(s, off, {"--command", "echo a | cat"}), {{"CORDON_SHELL", "unsafe"}});
+      run_cli(run_args(s, off, {"--command", "echo a | cat"}), {{"CORDON_SHELL", "unsafe"}});
   CHECK(looser.status == 125);
   CHECK(looser.err.find("CRD4001") != std::string::npos);
-  auto bad = cordon(run_args(s, off, {"--command", "true"}), {{"CORDON_SHELL", "perhaps"}});
+  auto bad = run_cli(run_args(s, off, {"--command", "true"}), {{"CORDON_SHELL", "perhaps"}});
   CHECK(bad.status == 125);
   CHECK(bad.err.find("CRD4007") != std::string::npos);
 }
@@ -93,7 +93,7 @@ TEST_CASE("command: a JSON request with untrusted arguments", "[command][cli]") 
       << R"({"argv": ["sh", "-c", "echo \"$0:$CI_MARK\"", {"untrusted": "safe-value"}],)"
       << R"( "policy": ")" << policy << R"(", "workspace": ")" << s.dir.string()
       << R"(", "env": {"CI_MARK": "granted"}, "stdin": "ignored"})";
-  auto r = cordon({"run", "--request", ok, "--json"});
+  auto r = run_cli({"run", "--request", ok, "--json"});
   INFO("stderr: " << r.err << "\nstdout: " << r.out);
   CHECK(r.status == 0);
   CHECK(json::parse(r.out).at("stdout").as_string() == "safe-value:granted\n");
@@ -101,7 +101,7 @@ TEST_CASE("command: a JSON request with untrusted arguments", "[command][cli]") 
   std::string flag = (s / "flag.json").string();
   std::ofstream(flag) << R"({"argv": ["ls", {"untrusted": "--color=always"}], "policy": ")"
                       << policy << R"("})";
-  auto refused = cordon({"run", "--request", flag, "--json"});
+  auto refused = run_cli({"run", "--request", flag, "--json"});
   CHECK(refused.status == 125);
   auto err = json::parse(refused.out).at("error").as_object();
   CHECK(err.at("code").as_string() == "CRD4002");
@@ -110,11 +110,11 @@ TEST_CASE("command: a JSON request with untrusted arguments", "[command][cli]") 
   std::string env = (s / "env.json").string();
   std::ofstream(env) << R"({"argv": ["true"], "policy": ")" << policy
                      << R"(", "env": {"SECRET": "x"}})";
-  auto env_refused = cordon({"run", "--request", env, "--json"});
+  auto env_refused = run_cli({"run", "--request", env, "--json"});
   CHECK(env_refused.status == 125);
   CHECK(json::parse(env_refused.out).at("error").at("code").as_string() == "CRD4006");
 
-  auto garbage = cordon({"run", "--request", "-", "--json"});
+  auto garbage = run_cli({"run", "--request", "-", "--json"});
   CHECK(garbage.status == 125);
   CHECK(json::parse(garbage.out).at("error").at("code").as_string() == "CRD4006");
 }
@@ -129,7 +129,7 @@ TEST_CASE("command: after a literal '--' an untrusted value reaches the program 
     std::string file = (s / "grep.json").string();
     std::ofstream(file) << R"({"argv": )" << argv << R"(, "policy": ")" << policy
                         << R"(", "workspace": ")" << s.dir.string() << R"("})";
-    return cordon({"run", "--request", file, "--json"});
+    return run_cli({"run", "--request", file, "--json"});
   };
   auto found = request(R"(["grep", "-n", "--", {"untrusted": "-e"}, "notes.txt"])");
   INFO("stderr: " << found.err << "\nstdout: " << found.out);
@@ -144,13 +144,13 @@ TEST_CASE("command: a leading assignment is refused under shell = off, and runs 
           "[command][cli]") {
   Scratch s;
   auto off = policy_with_shell(s, "off");
-  auto refused = cordon(run_args(s, off, {"--command", "CI_MARK=set printenv CI_MARK"}));
+  auto refused = run_cli(run_args(s, off, {"--command", "CI_MARK=set printenv CI_MARK"}));
   CHECK(refused.status == 125);
   CHECK(refused.err.find("CRD4001") != std::string::npos);
   CHECK(refused.err.find("variable assignment 'CI_MARK=...'") != std::string::npos);
   auto sandboxed = policy_with_shell(s, "sandboxed");
   if (!landlock_usable(sandboxed)) return;
-  auto ran = cordon(run_args(s, sandboxed, {"--command", "CI_MARK=set printenv CI_MARK"}));
+  auto ran = run_cli(run_args(s, sandboxed, {"--command", "CI_MARK=set printenv CI_MARK"}));
   INFO(ran.err);
   CHECK(ran.status == 0);
   CHECK(ran.out == "set\n");
@@ -163,13 +163,13 @@ TEST_CASE("command: an inline policy in a request", "[command][cli]") {
   std::string req = (s / "inline.json").string();
   std::ofstream(req) << R"({"command": "echo inline", "workspace": ")" << s.dir.string()
                      << R"(", "policy": {"version": 1, "policy": {"name": "inline"}}})";
-  auto r = cordon({"run", "--request", req, "--json"});
+  auto r = run_cli({"run", "--request", req, "--json"});
   INFO(r.out << r.err);
   CHECK(r.status == 0);
   CHECK(json::parse(r.out).at("stdout").as_string() == "inline\n");
   std::ofstream(req)
       << R"({"command": "true", "policy": {"version": 1, "limits": {"memry_mb": 1}}})";
-  auto bad = cordon({"run", "--request", req, "--json"});
+  auto bad = run_cli({"run", "--request", req, "--json"});
   CHECK(bad.status == 125);
   CHECK(json::parse(bad.out).at("error").at("code").as_string() == "CRD2003");
 }

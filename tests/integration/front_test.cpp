@@ -62,7 +62,7 @@ TEST_CASE("front: run --backend landlock runs in the front end itself", "[front]
   if (!itest::landlock_usable(policy)) return;
   std::vector<std::string> args = {"run",         "--backend",    "landlock", "--policy",  policy,
                                    "--workspace", s.dir.string(), "--",       "/bin/echo", "hi"};
-  auto here = itest::cordon(args, {{"CORDON_LOG", "debug"}});
+  auto here = itest::run_cli(args, {{"CORDON_LOG", "debug"}});
   INFO(here.err);
   CHECK(here.status == 0);
   CHECK(here.out == "hi\n");
@@ -76,7 +76,7 @@ TEST_CASE("front: run --backend landlock runs in the front end itself", "[front]
 
 TEST_CASE("front: every other verb is the full executable's", "[front][cli]") {
   itest::Scratch s;
-  auto here = itest::cordon({"version"});
+  auto here = itest::run_cli({"version"});
   CHECK(here.status == 0);
   CHECK(here.out.rfind("cordon ", 0) == 0);
   auto front = lone_front(s / "alone");
@@ -94,7 +94,7 @@ TEST_CASE("front: a plugin file is loaded by the full executable", "[front][cli]
   std::string plugins = (fs::path(CORDON_TEST_PLUGINS) / "good").string();
   std::vector<std::string> args = {"run",         "--backend",    "good", "--plugin-dir", plugins,
                                    "--workspace", s.dir.string(), "--",   "/bin/true"};
-  auto here = itest::cordon(args, {{"CORDON_LOG", "debug"}});
+  auto here = itest::run_cli(args, {{"CORDON_LOG", "debug"}});
   INFO(here.err);
   CHECK(here.status == 0);
   CHECK(here.out.find("argv: /bin/true") != std::string::npos);
@@ -128,7 +128,7 @@ TEST_CASE("front: a yaml policy is read by the full executable", "[front][cli]")
   std::vector<std::string> args = {
       "run",         "--backend",    "none", "--policy", (s / "p.yaml").string(),
       "--workspace", s.dir.string(), "--",   "/bin/true"};
-  auto here = itest::cordon(args, {{"CORDON_LOG", "debug"}});
+  auto here = itest::run_cli(args, {{"CORDON_LOG", "debug"}});
   INFO(here.err);
   CHECK(handed_off(here));
   CHECK(here.err.find("cordon-policy-yaml.so") != std::string::npos);
@@ -173,7 +173,7 @@ TEST_CASE("front: as root, a workspace owner outside /etc/passwd is looked up by
     std::vector<std::string> args = {"run",         "--backend",   "landlock",          "--policy",
                                      policy,        "--workspace", (s / "ws").string(), "--",
                                      "/usr/bin/id", "-u"};
-    auto r = itest::cordon(args, {{"CORDON_LOG", "debug"}});
+    auto r = itest::run_cli(args, {{"CORDON_LOG", "debug"}});
     INFO(r.err);
     CHECK(r.status == 0);
     CHECK(r.out == std::to_string(owner) + "\n");
@@ -225,7 +225,7 @@ TEST_CASE("front: a keeper no run takes is gone when cordon is", "[front][cli][u
       // refused by the front end itself: no program
       {"run", "--backend", "landlock", "--policy", policy, marker}};
   for (const auto& args : cases) {
-    auto r = itest::cordon(args);
+    auto r = itest::run_cli(args);
     INFO(args[3] << " " << args.back() << ": status " << r.status << "\n" << r.err);
     if (args.size() == 8) CHECK(r.out == marker + "\n");  // the runs that get to run
     CHECK(escape::pids_with_marker(marker).empty());

@@ -21,11 +21,6 @@ escape::Exit fs_write(const std::string& data, const std::vector<std::string>& a
   return escape::run_process(o);
 }
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  return {std::istreambuf_iterator<char>(in), {}};
-}
-
 }  // namespace
 
 TEST_CASE("fs: write --parents creates missing directories, which are CRD4009 without it", "[fs]") {
@@ -75,8 +70,8 @@ TEST_CASE("fs: under root, a file the command made stays the command's to append
   std::ofstream(policy) << "version = 1\n[policy]\nname = \"fs-owner\"\n";
   if (!landlock_usable(policy)) return;
   auto run = [&](const std::string& script) {
-    return cordon({"run", "--backend", "landlock", "--policy", policy, "--workspace", ws, "--",
-                   "sh", "-c", script});
+    return run_cli({"run", "--backend", "landlock", "--policy", policy, "--workspace", ws, "--",
+                    "sh", "-c", script});
   };
   REQUIRE(run("echo made > log").status == 0);
   auto w = fs_write("replaced\n", {"--workspace", ws, "log"});

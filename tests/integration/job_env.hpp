@@ -28,14 +28,14 @@ struct JobEnv {
   }
   // A test that failed half-way must not leave its jobs running.
   ~JobEnv() {
-    auto list = cordon({"job", "list", "--state-dir", state, "--json"});
+    auto list = run_cli({"job", "list", "--state-dir", state, "--json"});
     boost::json::error_code ec;
     auto jobs = boost::json::parse(list.out, ec);
     if (ec || !jobs.is_array()) return;
     for (const auto& j : jobs.as_array())
       if (j.is_object() && j.as_object().contains("id"))
-        cordon({"job", "stop", std::string(j.at("id").as_string()), "--grace", "100ms",
-                "--state-dir", state});
+        run_cli({"job", "stop", std::string(j.at("id").as_string()), "--grace", "100ms",
+                 "--state-dir", state});
   }
   JobEnv(const JobEnv&) = delete;
   JobEnv& operator=(const JobEnv&) = delete;
@@ -49,7 +49,7 @@ struct JobEnv {
     if (!extra_opt.empty()) args.push_back(extra_opt);
     args.push_back("--");
     args.insert(args.end(), argv.begin(), argv.end());
-    auto r = cordon(args);
+    auto r = run_cli(args);
     INFO(r.err);
     REQUIRE(r.status == 0);
     std::string id = r.out.substr(0, r.out.find('\n'));
@@ -57,7 +57,7 @@ struct JobEnv {
     return id;
   }
   boost::json::object status(const std::string& id) {
-    auto r = cordon({"job", "status", id, "--state-dir", state, "--json"});
+    auto r = run_cli({"job", "status", id, "--state-dir", state, "--json"});
     INFO(r.err);
     REQUIRE(r.status == 0);
     return boost::json::parse(r.out).as_object();
@@ -68,7 +68,7 @@ inline bool wait_for_output(JobEnv& env, const std::string& id, const std::strin
                             std::chrono::seconds limit) {
   auto end = std::chrono::steady_clock::now() + limit;
   while (std::chrono::steady_clock::now() < end) {
-    auto r = cordon({"job", "output", id, "--state-dir", env.state});
+    auto r = run_cli({"job", "output", id, "--state-dir", env.state});
     if (r.out.find(needle) != std::string::npos) return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }

@@ -24,7 +24,7 @@ json::object parse_object(const escape::Exit& r) {
 
 // `job wait` with a ceiling against a hang only.
 json::object wait_for_end(JobEnv& env, const std::string& id) {
-  auto w = cordon({"job", "wait", id, "--timeout", "120s", "--state-dir", env.state, "--json"});
+  auto w = run_cli({"job", "wait", id, "--timeout", "120s", "--state-dir", env.state, "--json"});
   auto o = json::parse(w.out).as_object();
   REQUIRE(o.at("status").as_string() != "running");
   return o;
@@ -43,19 +43,19 @@ TEST_CASE("jobs output: a line longer than the tail's window is shown cut, with 
   if (!landlock_usable(env.policy)) return;
   auto id = env.start({"python3", "-c", "print('A'); print('B' * 70000); print('C')"});
   wait_for_end(env, id);
-  auto tail = cordon({"job", "output", id, "--tail", "3", "--state-dir", env.state});
+  auto tail = run_cli({"job", "output", id, "--tail", "3", "--state-dir", env.state});
   INFO(tail.err);
   REQUIRE(tail.status == 0);
   CHECK(tail.out.find("[cordon: the next line is cut") != std::string::npos);
   CHECK(tail.out.find(std::string(60000, 'B') + "\nC\n") != std::string::npos);
   // --since 0 reads every byte of it.
-  auto all = cordon({"job", "output", id, "--since", "0", "--state-dir", env.state});
+  auto all = run_cli({"job", "output", id, "--since", "0", "--state-dir", env.state});
   CHECK(all.out == "A\n" + std::string(70000, 'B') + "\nC\n");
   CHECK(all.err.find("next offset 70005") != std::string::npos);
-  auto bad = cordon({"job", "output", id, "--since", "70006", "--state-dir", env.state});
+  auto bad = run_cli({"job", "output", id, "--since", "70006", "--state-dir", env.state});
   CHECK(bad.status == 2);
   CHECK(bad.err.find("CRD4007") != std::string::npos);
-  auto negative = cordon({"job", "output", id, "--since", "-1", "--state-dir", env.state});
+  auto negative = run_cli({"job", "output", id, "--since", "-1", "--state-dir", env.state});
   CHECK(negative.status == 2);
   CHECK(negative.err.find("error[CRD4007]: bad --since '-1'") != std::string::npos);
 }
@@ -69,8 +69,8 @@ TEST_CASE("jobs output: polling with --json --since is one process per poll and 
   std::uint64_t offset = 0;
   json::object last;
   for (int polls = 0; polls < 2000; ++polls) {
-    last = parse_object(cordon({"job", "output", id, "--since", std::to_string(offset), "--json",
-                                "--state-dir", env.state}));
+    last = parse_object(run_cli({"job", "output", id, "--since", std::to_string(offset), "--json",
+                                 "--state-dir", env.state}));
     collected += text_of(last, "output");
     CHECK(last.at("next_offset").as_int64() >= static_cast<std::int64_t>(offset));
     offset = static_cast<std::uint64_t>(last.at("next_offset").as_int64());
@@ -100,13 +100,13 @@ TEST_CASE("jobs timeout: a job's --timeout or request timeout is its lifetime", 
     noted |= std::string(n.as_string()).find("timed out") != std::string::npos;
   CHECK(noted);
   CHECK(escape::pids_with_marker(marker).empty());
-  auto list = cordon({"job", "list", "--all", "--state-dir", env.state});
+  auto list = run_cli({"job", "list", "--all", "--state-dir", env.state});
   CHECK(list.out.find("(timed out)") != std::string::npos);
 
   std::string request = (env.scratch / "request.json").string();
   std::ofstream(request) << R"({"argv": ["sleep", "1000"], "timeout": "1s"})";
-  auto r = cordon({"job", "start", "--state-dir", env.state, "--policy", env.policy, "--workspace",
-                   env.workspace, "--request", request});
+  auto r = run_cli({"job", "start", "--state-dir", env.state, "--policy", env.policy, "--workspace",
+                    env.workspace, "--request", request});
   INFO(r.err);
   REQUIRE(r.status == 0);
   CHECK(wait_for_end(env, r.out.substr(0, 25)).at("timed_out").as_bool());
@@ -114,19 +114,19 @@ TEST_CASE("jobs timeout: a job's --timeout or request timeout is its lifetime", 
 
 TEST_CASE("jobs timeout: a job's timeout never lengthens limits.job_lifetime", "[jobs]") {
   JobEnv env("[limits]\njob_lifetime = \"10s\"\n");
-  auto cli = cordon({"job", "start", "--state-dir", env.state, "--policy", env.policy,
-                     "--workspace", env.workspace, "--timeout", "20s", "--", "true"});
+  auto cli = run_cli({"job", "start", "--state-dir", env.state, "--policy", env.policy,
+                      "--workspace", env.workspace, "--timeout", "20s", "--", "true"});
   CHECK(cli.status == 2);
   CHECK(cli.err.find("CRD4007") != std::string::npos);
   CHECK(cli.err.find("longer than limits.job_lifetime (10s)") != std::string::npos);
   std::string request = (env.scratch / "request.json").string();
   std::ofstream(request) << R"({"argv": ["true"], "timeout": "20s"})";
-  auto req = cordon({"job", "start", "--state-dir", env.state, "--policy", env.policy,
-                     "--workspace", env.workspace, "--request", request});
+  auto req = run_cli({"job", "start", "--state-dir", env.state, "--policy", env.policy,
+                      "--workspace", env.workspace, "--request", request});
   CHECK(req.status == 2);
   CHECK(req.err.find("CRD4006") != std::string::npos);
   // Nothing was started.
-  CHECK(cordon({"job", "list", "--all", "--state-dir", env.state}).out.empty());
+  CHECK(run_cli({"job", "list", "--all", "--state-dir", env.state}).out.empty());
 }
 
 TEST_CASE("jobs json: exit_code and signal are null where they do not apply, as in run JSON",
@@ -138,7 +138,7 @@ TEST_CASE("jobs json: exit_code and signal are null where they do not apply, as 
   CHECK(done.at("exit_code").as_int64() == 0);
   CHECK(done.at("signal").is_null());
   CHECK(done.at("error").is_null());
-  auto run = parse_object(cordon(
+  auto run = parse_object(run_cli(
       {"run", "--json", "--policy", env.policy, "--workspace", env.workspace, "--", "true"}));
   CHECK(run.at("signal").is_null());
 
@@ -148,7 +148,7 @@ TEST_CASE("jobs json: exit_code and signal are null where they do not apply, as 
   CHECK(running.at("exit_code").is_null());
   CHECK(running.at("signal").is_null());
   auto stopped = parse_object(
-      cordon({"job", "stop", sleeper, "--grace", "5s", "--state-dir", env.state, "--json"}));
+      run_cli({"job", "stop", sleeper, "--grace", "5s", "--state-dir", env.state, "--json"}));
   CHECK(stopped.at("exit_code").is_null());
   CHECK(stopped.at("signal").is_int64());
 }
@@ -157,7 +157,7 @@ TEST_CASE("jobs list: one line per job, whatever the argv holds", "[jobs][userns
   JobEnv env;
   if (!landlock_usable(env.policy)) return;
   auto id = env.start({"sh", "-c", "sleep 1000\necho \x1b[2J\\ done", "two\nlines"});
-  auto list = cordon({"job", "list", "--state-dir", env.state});
+  auto list = run_cli({"job", "list", "--state-dir", env.state});
   INFO(list.out);
   REQUIRE(list.status == 0);
   CHECK(std::count(list.out.begin(), list.out.end(), '\n') == 1);

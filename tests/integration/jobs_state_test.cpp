@@ -61,11 +61,6 @@ escape::Exit cordon_home(std::vector<std::string> args, const fs::path& home) {
   return escape::run_process(o);
 }
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  return {std::istreambuf_iterator<char>(in), {}};
-}
-
 // A scratch tree: a shared sticky directory (as /tmp is), a root-only file an attacker would
 // like overwritten, a workspace and a policy.
 struct Shared {
@@ -110,13 +105,13 @@ TEST_CASE("jobs: a state directory another user prepared is refused by root, nam
                    std::to_string(user->pw_uid)) != std::string::npos);
   // The same named with --state-dir, and every other verb: nothing is read through it either.
   auto named =
-      itest::cordon({"job", "list", "--state-dir", (s.tmp / ".local/state/cordon/jobs").string()});
+      itest::run_cli({"job", "list", "--state-dir", (s.tmp / ".local/state/cordon/jobs").string()});
   CHECK(named.err.find("CRD1006") != std::string::npos);
   CHECK(slurp(s.crontab) == "root's own\n");
   // A symlink of the attacker's at the first level is refused as such.
   REQUIRE(as_user({"/bin/ln", "-s", s.scratch.dir.string(), (s.tmp / "link").string()}).status ==
           0);
-  auto linked = itest::cordon(s.start((s.tmp / "link" / "jobs").string()));
+  auto linked = itest::run_cli(s.start((s.tmp / "link" / "jobs").string()));
   CHECK(linked.err.find("'" + (s.tmp / "link").string() + "' is a symlink") != std::string::npos);
   CHECK_FALSE(fs::exists(s.scratch / "jobs"));
   // The allowed twin: without the attacker's directory, root makes its own and the job runs.

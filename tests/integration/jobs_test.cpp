@@ -22,7 +22,7 @@ namespace json = boost::json;
 namespace itest {
 
 bool landlock_usable(const std::string& policy_file) {
-  auto r = cordon({"run", "--backend", "landlock", "--policy", policy_file, "--", "/bin/true"});
+  auto r = run_cli({"run", "--backend", "landlock", "--policy", policy_file, "--", "/bin/true"});
   if (r.status == 0) return true;
   if (in_ci()) FAIL("the landlock backend cannot run here (CI=true): " << r.err);
   WARN("skipping: the landlock backend cannot run here: " << r.err);
@@ -79,7 +79,7 @@ TEST_CASE("jobs: a dev server starts, serves the host, and stops", "[jobs][usern
   auto st = env.status(id);
   CHECK(st.at("status").as_string() == "running");
   CHECK(st.at("backend").as_string() == "landlock");
-  auto stop = cordon({"job", "stop", id, "--state-dir", env.state, "--json"});
+  auto stop = run_cli({"job", "stop", id, "--state-dir", env.state, "--json"});
   INFO(stop.err);
   REQUIRE(stop.status == 0);
   auto stopped = json::parse(stop.out).as_object();
@@ -91,16 +91,16 @@ TEST_CASE("jobs: the exit code is known to a different cordon process", "[jobs][
   JobEnv env;
   if (!landlock_usable(env.policy)) return;
   auto id = env.start({"sh", "-c", "echo out; echo err >&2; exit 3"});
-  auto w = cordon({"job", "wait", id, "--state-dir", env.state});
+  auto w = run_cli({"job", "wait", id, "--state-dir", env.state});
   CHECK(w.status == 3);
   auto st = env.status(id);
   CHECK(st.at("status").as_string() == "exited");
   CHECK(st.at("exit_code").as_int64() == 3);
-  auto out = cordon({"job", "output", id, "--state-dir", env.state});
+  auto out = run_cli({"job", "output", id, "--state-dir", env.state});
   CHECK(out.out.find("out\n") != std::string::npos);
   CHECK(out.out.find("err\n") != std::string::npos);
   // Stopping a finished job reports its result and succeeds.
-  auto stop = cordon({"job", "stop", id, "--state-dir", env.state, "--json"});
+  auto stop = run_cli({"job", "stop", id, "--state-dir", env.state, "--json"});
   CHECK(stop.status == 0);
   CHECK(json::parse(stop.out).at("exit_code").as_int64() == 3);
 }
@@ -111,7 +111,7 @@ TEST_CASE("jobs: a job that traps SIGTERM dies at the end of the grace", "[jobs]
   auto id = env.start({"sh", "-c", "trap '' TERM; echo ready; while :; do sleep 1; done"});
   REQUIRE(wait_for_output(env, id, "ready", 10s));
   auto begin = std::chrono::steady_clock::now();
-  auto stop = cordon({"job", "stop", id, "--grace", "1s", "--state-dir", env.state, "--json"});
+  auto stop = run_cli({"job", "stop", id, "--grace", "1s", "--state-dir", env.state, "--json"});
   auto took = std::chrono::steady_clock::now() - begin;
   REQUIRE(stop.status == 0);
   auto st = json::parse(stop.out).as_object();
@@ -131,7 +131,7 @@ TEST_CASE("jobs: setsid and double-fork leave nothing behind after stop", "[jobs
   REQUIRE(wait_for_output(env, id, "ready", 10s));
   std::this_thread::sleep_for(200ms);
   CHECK_FALSE(escape::pids_with_marker(marker).empty());
-  auto stop = cordon({"job", "stop", id, "--grace", "1s", "--state-dir", env.state});
+  auto stop = run_cli({"job", "stop", id, "--grace", "1s", "--state-dir", env.state});
   REQUIRE(stop.status == 0);
   CHECK(escape::pids_with_marker(marker).empty());
 }
@@ -159,7 +159,7 @@ TEST_CASE("jobs: a job outlives the process that started it", "[jobs][userns]") 
   REQUIRE(id.size() == 25);
   REQUIRE(wait_for_output(env, id, "alive", 10s));
   CHECK(env.status(id).at("status").as_string() == "running");
-  auto stop = cordon({"job", "stop", id, "--grace", "1s", "--state-dir", env.state});
+  auto stop = run_cli({"job", "stop", id, "--grace", "1s", "--state-dir", env.state});
   CHECK(stop.status == 0);
   CHECK(env.status(id).at("status").as_string() == "stopped");
 }
@@ -180,10 +180,10 @@ TEST_CASE("jobs: a supervisor killed with SIGKILL turns the job lost", "[jobs][u
   for (int i = 0; i < 100 && !escape::pids_with_marker(marker).empty(); ++i)
     std::this_thread::sleep_for(20ms);
   CHECK(escape::pids_with_marker(marker).empty());
-  auto list = cordon({"job", "list", "--state-dir", env.state});
+  auto list = run_cli({"job", "list", "--state-dir", env.state});
   CHECK(list.out.find(id) != std::string::npos);
   CHECK(list.err.find("supervisor is gone") != std::string::npos);
-  auto w = cordon({"job", "wait", id, "--state-dir", env.state});
+  auto w = run_cli({"job", "wait", id, "--state-dir", env.state});
   CHECK(w.status == 125);  // never success
 }
 
@@ -191,13 +191,13 @@ TEST_CASE("jobs: unknown ids are CRD6001 from every verb", "[jobs]") {
   Scratch s;
   std::string state = (s / "state").string();
   for (std::string verb : {"output", "status", "wait", "stop", "remove"}) {
-    auto r = cordon({"job", verb, "j000000000000000000000000", "--state-dir", state});
+    auto r = run_cli({"job", verb, "j000000000000000000000000", "--state-dir", state});
     INFO(verb << ": " << r.err);
     CHECK(r.status == 2);
     CHECK(r.err.find("CRD6001") != std::string::npos);
     CHECK(r.err.find("no background job with id 'j000000000000000000000000'") != std::string::npos);
   }
-  auto bad = cordon({"job", "status", "../../etc", "--state-dir", state});
+  auto bad = run_cli({"job", "status", "../../etc", "--state-dir", state});
   CHECK(bad.err.find("CRD6001") != std::string::npos);
 }
 
@@ -205,13 +205,13 @@ TEST_CASE("jobs: settings the backend does not accept refuse the start, no job i
           "[jobs][userns]") {
   if (!landlock_usable(JobEnv().policy)) return;
   JobEnv env("[backends.landlock]\nbogus = 1\n");
-  auto r = cordon({"job", "start", "--state-dir", env.state, "--policy", env.policy, "--workspace",
-                   env.workspace, "--backend", "landlock", "--", "/bin/true"});
+  auto r = run_cli({"job", "start", "--state-dir", env.state, "--policy", env.policy, "--workspace",
+                    env.workspace, "--backend", "landlock", "--", "/bin/true"});
   CHECK(r.status == 2);  // job verbs refuse with 2, as for an unknown backend
   CHECK(r.err.find("CRD2015") != std::string::npos);
   CHECK(r.err.find("backends.landlock.bogus") != std::string::npos);
   CHECK(r.out.empty());
-  auto list = cordon({"job", "list", "--all", "--state-dir", env.state, "--json"});
+  auto list = run_cli({"job", "list", "--all", "--state-dir", env.state, "--json"});
   CHECK(json::parse(list.out).as_array().empty());
 }
 
@@ -219,10 +219,10 @@ TEST_CASE("jobs: the log keeps the newest output within max_log_bytes", "[jobs][
   JobEnv env("[limits]\nmax_log_bytes = 65536\n");
   if (!landlock_usable(env.policy)) return;
   auto id = env.start({"seq", "1", "200000"});
-  auto w = cordon({"job", "wait", id, "--state-dir", env.state, "--json"});
+  auto w = run_cli({"job", "wait", id, "--state-dir", env.state, "--json"});
   REQUIRE(w.status == 0);
   auto st = json::parse(w.out).as_object();
-  auto tail = cordon({"job", "output", id, "--tail", "2", "--state-dir", env.state});
+  auto tail = run_cli({"job", "output", id, "--tail", "2", "--state-dir", env.state});
   CHECK(tail.out == "199999\n200000\n");
   // Never over the cap on disk, and exactly what was written is kept or counted as dropped.
   auto sz = std::filesystem::file_size(st.at("log").as_string().c_str());
@@ -242,17 +242,17 @@ TEST_CASE("jobs: output --tail on a 1 GB log reads only its end", "[jobs][userns
   JobEnv env("[limits]\nmax_log_bytes = 2147483648\n");
   if (!landlock_usable(env.policy)) return;
   auto id = env.start({"sh", "-c", "head -c 1073741824 /dev/zero | tr '\\0' 'x'; echo; seq 1 20"});
-  auto w = cordon({"job", "wait", id, "--state-dir", env.state, "--json"});
+  auto w = run_cli({"job", "wait", id, "--state-dir", env.state, "--json"});
   REQUIRE(w.status == 0);
   auto log = json::parse(w.out).at("log").as_string();
   CHECK(std::filesystem::file_size(log.c_str()) > (1ull << 30));
-  auto tail = cordon({"job", "output", id, "--tail", "20", "--state-dir", env.state});
+  auto tail = run_cli({"job", "output", id, "--tail", "20", "--state-dir", env.state});
   std::string want;
   for (int i = 1; i <= 20; ++i) want += std::to_string(i) + "\n";
   CHECK(tail.out == want);
   // Reading the log would take over 1 GB; the tail stays small (ASan builds included).
   CHECK(tail.max_rss_kb < 256 * 1024);
-  cordon({"job", "remove", id, "--state-dir", env.state});
+  run_cli({"job", "remove", id, "--state-dir", env.state});
   CHECK_FALSE(std::filesystem::exists(log.c_str()));
 }
 
@@ -271,15 +271,15 @@ TEST_CASE("jobs: 100 jobs started and stopped leave no process, fd or zombie", "
   int fds_before = count_fds();
   for (int i = 0; i < 100; ++i) {
     auto id = env.start({"sh", "-c", "sleep 1000; :", marker});
-    auto stop = cordon({"job", "stop", id, "--grace", "1s", "--state-dir", env.state});
+    auto stop = run_cli({"job", "stop", id, "--grace", "1s", "--state-dir", env.state});
     REQUIRE(stop.status == 0);
   }
   CHECK(escape::pids_with_marker(marker).empty());
   CHECK(count_fds() == fds_before);
-  auto list = cordon({"job", "list", "--state-dir", env.state});
+  auto list = run_cli({"job", "list", "--state-dir", env.state});
   INFO(list.out << list.err);
   CHECK(list.out.empty());  // nothing running, nothing lost
-  auto gc = cordon({"job", "gc", "--state-dir", env.state});
+  auto gc = run_cli({"job", "gc", "--state-dir", env.state});
   CHECK(gc.out == "removed 100 ended job(s)\n");
   // No zombie of ours: every child of this process was reaped.
   int zombies = 0;
@@ -310,7 +310,7 @@ TEST_CASE("jobs: limits.job_lifetime caps a job, and limits.timeout does not app
   auto id = capped.start({"sh", "-c", "echo up; sleep 100"});
   std::this_thread::sleep_for(1500ms);
   CHECK(capped.status(id).at("status").as_string() == "running");
-  auto w = cordon({"job", "wait", id, "--state-dir", capped.state, "--json"});
+  auto w = run_cli({"job", "wait", id, "--state-dir", capped.state, "--json"});
   CHECK(w.status == 124);
   auto st = json::parse(w.out).as_object();
   CHECK(st.at("timed_out").as_bool());

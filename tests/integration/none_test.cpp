@@ -18,7 +18,7 @@ const char* kOpenPolicy =
 
 TEST_CASE("none: refuses any policy that confines, naming each capability", "[none][cli]") {
   Scratch s;
-  auto r = cordon({"run", "--backend", "none", "--workspace", s.dir.string(), "--", "/bin/true"});
+  auto r = run_cli({"run", "--backend", "none", "--workspace", s.dir.string(), "--", "/bin/true"});
   CHECK(r.status == 125);
   CHECK(r.err.find("CRD1001") != std::string::npos);
   for (auto cap : {"fs.read.confine", "fs.write.confine", "net.deny", "proc.isolate"})
@@ -28,8 +28,8 @@ TEST_CASE("none: refuses any policy that confines, naming each capability", "[no
 TEST_CASE("none: runs an open policy, and never as root", "[none][cli]") {
   Scratch s;
   std::ofstream(s / "open.toml") << kOpenPolicy;
-  auto r = cordon({"run", "--backend", "none", "--policy", (s / "open.toml").string(),
-                   "--workspace", s.dir.string(), "--", "/bin/sh", "-c", "echo ran; exit 4"});
+  auto r = run_cli({"run", "--backend", "none", "--policy", (s / "open.toml").string(),
+                    "--workspace", s.dir.string(), "--", "/bin/sh", "-c", "echo ran; exit 4"});
   INFO(r.err);
   if (::geteuid() == 0) {
     // Even asked for nothing, a command never holds host privileges: as root, refuse.
@@ -45,8 +45,8 @@ TEST_CASE("none: runs an open policy, and never as root", "[none][cli]") {
 TEST_CASE("none: is never chosen unless named", "[none][cli]") {
   Scratch s;
   std::ofstream(s / "open.toml") << kOpenPolicy;
-  auto run = cordon({"run", "--policy", (s / "open.toml").string(), "--workspace", s.dir.string(),
-                     "--json", "--", "/bin/true"});
+  auto run = run_cli({"run", "--policy", (s / "open.toml").string(), "--workspace", s.dir.string(),
+                      "--json", "--", "/bin/true"});
   INFO(run.out << run.err);
   // The open policy is satisfiable by none, yet dispatch passes it over: only landlock runs it.
   CHECK(run.out.find("\"backend\":\"none\"") == std::string::npos);

@@ -45,7 +45,7 @@ TEST_CASE("run report: a run the memory limit kills says so, with the sandbox's 
           "[cli][landlock]") {
   Scratch s;
   std::string policy = memory_policy(s);
-  auto probe = cordon({"run", "--backend", "landlock", "--policy", policy, "--", "/bin/true"});
+  auto probe = run_cli({"run", "--backend", "landlock", "--policy", policy, "--", "/bin/true"});
   if (probe.status == 125 && probe.err.find("limit.memory") != std::string::npos) {
     // Refused as it must be where no cgroup can be made (an unprivileged caller here).
     WARN("skipped: no memory total here: " << probe.err);
@@ -53,8 +53,8 @@ TEST_CASE("run report: a run the memory limit kills says so, with the sandbox's 
   }
   if (!landlock_usable(policy)) return;
   // tail keeps a line that never ends: /dev/zero has no newline.
-  auto r = cordon({"run", "--json", "--backend", "landlock", "--policy", policy, "--workspace",
-                   s.dir.string(), "--", "tail", "-n", "1", "/dev/zero"});
+  auto r = run_cli({"run", "--json", "--backend", "landlock", "--policy", policy, "--workspace",
+                    s.dir.string(), "--", "tail", "-n", "1", "/dev/zero"});
   INFO(r.out << r.err);
   auto o = json::parse(r.out).as_object();
   CHECK(o.at("signal").as_int64() == 9);
@@ -78,13 +78,13 @@ TEST_CASE("run report: a root-owned workspace the command cannot write is noted 
       "the command runs as uid 65534 and cannot write its workspace '" + s.dir.string() +
       "' (owner uid 0, gid 0, mode 0755): set backends.landlock.uid (and gid) to a user that "
       "may write it, or give the workspace to uid 65534";
-  auto r = cordon({"run", "--json", "--backend", "landlock", "--policy", policy, "--workspace",
-                   s.dir.string(), "--", "touch", "made"});
+  auto r = run_cli({"run", "--json", "--backend", "landlock", "--policy", policy, "--workspace",
+                    s.dir.string(), "--", "touch", "made"});
   INFO(r.out << r.err);
   auto o = json::parse(r.out).as_object();
   CHECK(o.at("exit_code").as_int64() == 1);  // touch: permission denied
   CHECK(has_note(o, note));
-  auto x = cordon(
+  auto x = run_cli(
       {"explain", "--backend", "landlock", "--policy", policy, "--workspace", s.dir.string()});
   INFO(x.out << x.err);
   CHECK(x.status == 0);
@@ -92,12 +92,12 @@ TEST_CASE("run report: a root-owned workspace the command cannot write is noted 
   // A workspace nobody may write: nothing to say.
   std::filesystem::permissions(s.dir, std::filesystem::perms::others_write,
                                std::filesystem::perm_options::add);
-  auto open = cordon({"run", "--json", "--backend", "landlock", "--policy", policy, "--workspace",
-                      s.dir.string(), "--", "touch", "made"});
+  auto open = run_cli({"run", "--json", "--backend", "landlock", "--policy", policy, "--workspace",
+                       s.dir.string(), "--", "touch", "made"});
   auto p = json::parse(open.out).as_object();
   CHECK(p.at("exit_code").as_int64() == 0);
   CHECK_FALSE(has_note(p, note));
-  auto quiet = cordon({"explain", "--json", "--backend", "landlock", "--policy", policy,
-                       "--workspace", s.dir.string()});
+  auto quiet = run_cli({"explain", "--json", "--backend", "landlock", "--policy", policy,
+                        "--workspace", s.dir.string()});
   CHECK(json::parse(quiet.out).as_object().at("warnings").as_array().empty());
 }

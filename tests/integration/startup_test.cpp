@@ -49,21 +49,21 @@ void write(const fs::path& file, const std::string& text) { std::ofstream(file) 
 
 TEST_CASE("startup: every verb is reachable, whether or not the command line starts with it",
           "[startup][cli]") {
-  auto help = itest::cordon({"--help"});
+  auto help = itest::run_cli({"--help"});
   CHECK(help.status == 0);
   for (const char* verb :
        {"version", "policy", "run", "backends", "explain", "fs", "job", "scan", "docker"})
     CHECK(help.out.find(verb) != std::string::npos);
-  auto first = itest::cordon({"version"});
-  auto later = itest::cordon({"--log-level", "warn", "version"});
+  auto first = itest::run_cli({"version"});
+  auto later = itest::run_cli({"--log-level", "warn", "version"});
   CHECK(first.status == 0);
   CHECK(later.status == 0);
   CHECK(first.out == later.out);
   CHECK(first.out.rfind("cordon ", 0) == 0);
-  auto run_help = itest::cordon({"run", "--help"});
+  auto run_help = itest::run_cli({"run", "--help"});
   CHECK(run_help.status == 0);
   CHECK(run_help.out.find("--backend") != std::string::npos);
-  auto unknown = itest::cordon({"no-such-verb"});
+  auto unknown = itest::run_cli({"no-such-verb"});
   CHECK(unknown.status != 0);
 }
 

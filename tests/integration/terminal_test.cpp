@@ -48,7 +48,7 @@ TEST_CASE("terminal: a command's escape sequences are shown as text on a termina
   INFO(raw.out);
   CHECK(raw.out.find("\x1b]52;c;b3duZWQ=\x07") != std::string::npos);
   // Into a pipe, the bytes are the command's, exactly.
-  auto piped = cordon({"run", "--policy", policy, "--workspace", s.dir.string(), "--", "printf",
-                       "\\033]52;c;b3duZWQ=\\007"});
+  auto piped = run_cli({"run", "--policy", policy, "--workspace", s.dir.string(), "--", "printf",
+                        "\\033]52;c;b3duZWQ=\\007"});
   CHECK(piped.out == "\x1b]52;c;b3duZWQ=\x07");
 }

@@ -26,22 +26,13 @@ std::string containers_labelled(const std::string& label) {
   return escape::run_process(o).out;
 }
 
-std::string write_config(const TempDir& dir) {
-  std::string file = dir / "config.toml";
-  std::ofstream out(file);
-  out << "[backends.docker]\nimage = \"" << test_image() << "\"\n";
-  if (const char* s = std::getenv("CORDON_TEST_DOCKER_SOCKET"); s && *s)
-    out << "socket = \"" << s << "\"\n";
-  return file;
-}
-
 }  // namespace
 
 TEST_CASE("gc: a killed cordon's container is removed by 'cordon gc --backend docker'",
           "[docker][gc]") {
   if (!docker_ready()) return;
   TempDir ws;
-  auto config = write_config(ws);
+  auto config = cli_config(ws);
   escape::SpawnOptions gc;
   gc.argv = {CORDON_CLI, "gc", "--backend", "docker", "--config", config};
   // A docker run of another test, in parallel, sweeps the containers of dead cordons too; when

@@ -50,21 +50,12 @@ std::vector<std::pair<std::string, bool>> containers_of(pid_t pid) {
   return out;
 }
 
-std::string write_config(const TempDir& dir) {
-  std::string file = dir / "config.toml";
-  std::ofstream out(file);
-  out << "[backends.docker]\nimage = \"" << test_image() << "\"\n";
-  if (const char* s = std::getenv("CORDON_TEST_DOCKER_SOCKET"); s && *s)
-    out << "socket = \"" << s << "\"\n";
-  return file;
-}
-
 // Starts `cordon run` of `script` with `timeout`, waits until its container runs and the script
 // has made `started_file`, kills cordon with SIGKILL and returns its pid and when it was started.
 std::pair<pid_t, Clock::time_point> run_and_kill(const TempDir& ws, const std::string& timeout,
                                                  const std::string& script,
                                                  const std::string& started_file) {
-  auto config = write_config(ws);
+  auto config = cli_config(ws);
   escape::SpawnOptions o;
   o.argv = {CORDON_CLI, "run",          "--backend", "docker", "--config",    config,
             "--policy", cli_policy(ws), "--timeout", timeout,  "--workspace", ws.path().string(),
@@ -105,7 +96,7 @@ std::chrono::milliseconds stopped_after(pid_t pid, Clock::time_point from,
 // `cordon gc --backend docker`'s output.
 std::string collect(const TempDir& ws) {
   escape::SpawnOptions gc;
-  gc.argv = {CORDON_CLI, "gc", "--backend", "docker", "--config", write_config(ws)};
+  gc.argv = {CORDON_CLI, "gc", "--backend", "docker", "--config", cli_config(ws)};
   auto r = escape::run_process(gc);
   return r.out + r.err;
 }

@@ -28,13 +28,6 @@ void make_script(const std::string& path, const std::string& word) {
   ::chmod(path.c_str(), 0755);
 }
 
-/// The mechanism the run reported for `capability`, or "".
-std::string reported(const RunResult& r, std::string_view capability) {
-  for (const auto& e : r.report)
-    if (e.capability == capability) return e.mechanism;
-  return "";
-}
-
 }  // namespace
 
 TEST_CASE("mounted_programs: candidates resolve through the mounts and their links", "[unit]") {

@@ -66,12 +66,6 @@ RunResult run_fsop(const TempDir& ws, const std::vector<std::string>& blocked,
   return backend().run(plan, sink);
 }
 
-std::string reported(const RunResult& r, const std::string& capability) {
-  for (const auto& e : r.report)
-    if (e.capability == capability) return e.mechanism;
-  return {};
-}
-
 }  // namespace
 
 TEST_CASE("multicall: the scan names the files to mask and the links that lead to them", "[unit]") {

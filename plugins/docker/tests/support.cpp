@@ -114,6 +114,21 @@ std::string cli_policy(const cordon::testing::TempDir& dir) {
   return file;
 }
 
+std::string cli_config(const cordon::testing::TempDir& dir) {
+  std::string file = dir / "config.toml";
+  std::ofstream out(file);
+  out << "[backends.docker]\nimage = \"" << test_image() << "\"\n";
+  if (const char* s = std::getenv("CORDON_TEST_DOCKER_SOCKET"); s && *s)
+    out << "socket = \"" << s << "\"\n";
+  return file;
+}
+
+std::string reported(const RunResult& r, std::string_view capability) {
+  for (const auto& e : r.report)
+    if (e.capability == capability) return e.mechanism;
+  return {};
+}
+
 std::vector<std::string> our_containers() {
   std::string filter = R"({"label":["cordon.pid=)" + std::to_string(::getpid()) + R"("]})";
   Response r =

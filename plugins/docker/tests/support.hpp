@@ -18,6 +18,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "backend_test_util.hpp"
@@ -74,6 +75,13 @@ RunResult run_sh(const Policy& policy, const std::string& workspace, const std::
 /// commands. The test image's every program is its busybox, which provides su as an applet, and
 /// a multi-call program that provides a blocked applet is masked (nothing would run).
 std::string cli_policy(const cordon::testing::TempDir& dir);
+
+/// A configuration file in `dir` for the CLI tests: the docker backend with the test image,
+/// and the test daemon's socket when CORDON_TEST_DOCKER_SOCKET names one.
+std::string cli_config(const cordon::testing::TempDir& dir);
+
+/// The mechanism the run reported for `capability`, or "".
+std::string reported(const cordon::RunResult& r, std::string_view capability);
 
 /// Ids of the containers labelled as made by this process.
 std::vector<std::string> our_containers();

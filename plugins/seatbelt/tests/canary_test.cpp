@@ -82,18 +82,19 @@ shift
 exec bwrap "${root[@]}" --dev /dev "${reads[@]}" "${net[@]}" "${binds[@]}" "${hides[@]}" -- "$@"
 )sh";
 
-struct StandIn {
+struct CanaryLauncher {
   fs::path dir = fs::temp_directory_path() / ("cordon-sbcanary-" + std::to_string(::getpid()));
   fs::path launcher = dir / "sandbox-exec";
-  explicit StandIn(const std::string& script) {
+  explicit CanaryLauncher(const std::string& script) {
     fs::create_directories(dir);
     std::ofstream(launcher) << script;
     fs::permissions(launcher, fs::perms::owner_all);
   }
-  ~StandIn() { fs::remove_all(dir); }
+  ~CanaryLauncher() { fs::remove_all(dir); }
   // The stand-in that ignores the profile and runs the command as it is (run_test.cpp's kind).
-  static StandIn ignoring() {
-    return StandIn("#!/bin/sh\nwhile [ \"$1\" != -- ]; do shift; done\nshift\nexec \"$@\"\n");
+  static CanaryLauncher ignoring() {
+    return CanaryLauncher(
+        "#!/bin/sh\nwhile [ \"$1\" != -- ]; do shift; done\nshift\nexec \"$@\"\n");
   }
   static std::string enforcing(Enforce e) {
     return std::string("#!/bin/bash\nWRITES=") + (e.writes ? "1" : "0") +
@@ -115,7 +116,7 @@ bool bwrap_works() {
   return false;
 }
 
-bool has(const std::string& text, const std::string& part) {
+bool mentions(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
@@ -132,20 +133,20 @@ TEST_CASE(
     "seatbelt canary: a launcher that ignores the profile is refused: the write outside the "
     "grant worked, the blocked file was read",
     "[seatbelt]") {
-  StandIn s = StandIn::ignoring();
+  CanaryLauncher s = CanaryLauncher::ignoring();
   ProbeResult r = canary_probe(s.launcher.string());
   INFO(r.reason);
   check_refused(r);
-  CHECK(has(r.reason, "a write outside the grant worked ('"));
-  CHECK(has(r.reason, "/outside/written' was written)"));
-  CHECK(has(r.reason, "the blocked file '"));
-  CHECK(has(r.reason, "was read ("));
-  CHECK_FALSE(has(r.reason, "inside the grant"));
+  CHECK(mentions(r.reason, "a write outside the grant worked ('"));
+  CHECK(mentions(r.reason, "/outside/written' was written)"));
+  CHECK(mentions(r.reason, "the blocked file '"));
+  CHECK(mentions(r.reason, "was read ("));
+  CHECK_FALSE(mentions(r.reason, "inside the grant"));
 }
 
 TEST_CASE("seatbelt canary: a launcher that runs nothing is refused: the write inside failed",
           "[seatbelt]") {
-  StandIn s("#!/bin/sh\necho 'no sandbox here' >&2\nexit 71\n");
+  CanaryLauncher s("#!/bin/sh\necho 'no sandbox here' >&2\nexit 71\n");
   ProbeResult r = canary_probe(s.launcher.string());
   INFO(r.reason);
   check_refused(r);
@@ -154,33 +155,34 @@ TEST_CASE("seatbelt canary: a launcher that runs nothing is refused: the write i
             "the script started); ",
             0) == 0);
   // Nor do the refusals count: nothing was tried.
-  CHECK(has(r.reason, "the write outside the grant could not be tried (exit 71"));
-  CHECK(has(r.reason, "could not be tried (exit 71: no sandbox here, before the script started)"));
+  CHECK(mentions(r.reason, "the write outside the grant could not be tried (exit 71"));
+  CHECK(mentions(r.reason,
+                 "could not be tried (exit 71: no sandbox here, before the script started)"));
 }
 
 TEST_CASE("seatbelt canary: a launcher that enforces the profile proves what the canary checked",
           "[seatbelt]") {
   if (!bwrap_works()) return;
-  StandIn s(StandIn::enforcing({}));
+  CanaryLauncher s(CanaryLauncher::enforcing({}));
   ProbeResult r = canary_probe(s.launcher.string());
   INFO(r.reason);
   REQUIRE(r.available);
   CHECK(r.reason.empty());
   CHECK(r.proofs.size() == cap::all().size());
   CHECK(r.proves(cap::fs_write_confine));
-  CHECK(has(r.evidence(cap::fs_write_confine), "the canary through " + s.launcher.string()));
+  CHECK(mentions(r.evidence(cap::fs_write_confine), "the canary through " + s.launcher.string()));
   CHECK(r.proves(cap::limit_files));
   // What Seatbelt cannot keep, or the canary did not check, stays unproven with a reason.
   // Neither the blocked file's other name nor a hard link made to it could be read.
   CHECK(r.proves(cap::fs_read_block));
-  CHECK(has(r.evidence(cap::fs_read_block), "nor its other name (a hard link"));
+  CHECK(mentions(r.evidence(cap::fs_read_block), "nor its other name (a hard link"));
   // Nor did the blocked program run, nor a copy of it.
   CHECK(r.proves(cap::fs_exec_block));
-  CHECK(has(r.evidence(cap::fs_exec_block), "nor a copy of it"));
+  CHECK(mentions(r.evidence(cap::fs_exec_block), "nor a copy of it"));
   // The host's loopback was out of reach with the network denied, and HOME was the run's own.
   CHECK(r.proves(cap::net_deny));
   CHECK(r.proves(cap::home_private));
-  CHECK(has(r.evidence(cap::home_private), "not the caller's"));
+  CHECK(mentions(r.evidence(cap::home_private), "not the caller's"));
   // With reads confined, a file in the grant was read and one outside it was not.
   CHECK(r.proves(cap::fs_read_confine));
   for (auto id : {cap::limit_memory, cap::limit_processes, cap::limit_cpu_share, cap::env_grant,
@@ -194,24 +196,24 @@ TEST_CASE("seatbelt canary: a launcher that enforces the profile proves what the
 TEST_CASE("seatbelt canary: an enforcing launcher that does not hide the blocked file is refused",
           "[seatbelt]") {
   if (!bwrap_works()) return;
-  StandIn s(StandIn::enforcing({.hide = false}));
+  CanaryLauncher s(CanaryLauncher::enforcing({.hide = false}));
   ProbeResult r = canary_probe(s.launcher.string());
   INFO(r.reason);
   check_refused(r);
-  CHECK(has(r.reason, "the blocked file '"));
-  CHECK(has(r.reason, "was read ("));
-  CHECK_FALSE(has(r.reason, "grant"));  // both writes behaved
+  CHECK(mentions(r.reason, "the blocked file '"));
+  CHECK(mentions(r.reason, "was read ("));
+  CHECK_FALSE(mentions(r.reason, "grant"));  // both writes behaved
 }
 
 TEST_CASE("seatbelt canary: an enforcing launcher that shows the blocked file's content is refused",
           "[seatbelt]") {
   if (!bwrap_works()) return;
-  StandIn s(StandIn::enforcing({.leak = true}));
+  CanaryLauncher s(CanaryLauncher::enforcing({.leak = true}));
   ProbeResult r = canary_probe(s.launcher.string());
   INFO(r.reason);
   check_refused(r);
-  CHECK(has(r.reason, "was read (its content was printed)"));
-  CHECK_FALSE(has(r.reason, "grant"));
+  CHECK(mentions(r.reason, "was read (its content was printed)"));
+  CHECK_FALSE(mentions(r.reason, "grant"));
 }
 
 TEST_CASE(
@@ -219,13 +221,13 @@ TEST_CASE(
     "inside",
     "[seatbelt]") {
   if (!bwrap_works()) return;
-  StandIn s(StandIn::enforcing({.writes = false}));
+  CanaryLauncher s(CanaryLauncher::enforcing({.writes = false}));
   ProbeResult r = canary_probe(s.launcher.string());
   INFO(r.reason);
   check_refused(r);
-  CHECK(has(r.reason, "a write inside the grant failed (exit "));
-  CHECK_FALSE(has(r.reason, "outside"));
-  CHECK_FALSE(has(r.reason, "blocked"));
+  CHECK(mentions(r.reason, "a write inside the grant failed (exit "));
+  CHECK_FALSE(mentions(r.reason, "outside"));
+  CHECK_FALSE(mentions(r.reason, "blocked"));
 }
 
 TEST_CASE(
@@ -266,7 +268,7 @@ TEST_CASE(
                                                  cap::home_private,     cap::fs_read_confine};
   for (const auto& gap : gaps) {
     INFO("a launcher that " << gap.launcher);
-    StandIn s(StandIn::enforcing(gap.enforce));
+    CanaryLauncher s(CanaryLauncher::enforcing(gap.enforce));
     ProbeResult r = canary_probe(s.launcher.string());
     INFO(r.reason);
     REQUIRE(r.available);
@@ -274,7 +276,7 @@ TEST_CASE(
       INFO(id << ": " << r.evidence(id));
       CHECK(r.proves(id) == (id != gap.refused));
     }
-    for (const auto& part : gap.evidence) CHECK(has(r.evidence(gap.refused), part));
+    for (const auto& part : gap.evidence) CHECK(mentions(r.evidence(gap.refused), part));
   }
 }
 
@@ -284,15 +286,16 @@ TEST_CASE(
     "[seatbelt]") {
   if (!bwrap_works()) return;
   // The link's run goes unsandboxed and leaves the link; the blocked program then runs.
-  StandIn s(StandIn::enforcing({.noexec = false, .links = false}));
+  CanaryLauncher s(CanaryLauncher::enforcing({.noexec = false, .links = false}));
   ProbeResult r = canary_probe(s.launcher.string());
   INFO(r.reason);
   REQUIRE(r.available);
   CHECK_FALSE(r.proves(cap::fs_read_block));
-  CHECK(has(r.evidence(cap::fs_read_block), "a hard link made to the blocked file in the grant"));
+  CHECK(mentions(r.evidence(cap::fs_read_block),
+                 "a hard link made to the blocked file in the grant"));
   CHECK_FALSE(r.proves(cap::fs_exec_block));
   INFO(r.evidence(cap::fs_exec_block));
-  CHECK(has(r.evidence(cap::fs_exec_block), "' ran"));
+  CHECK(mentions(r.evidence(cap::fs_exec_block), "' ran"));
   CHECK(r.proves(cap::net_deny));  // tried, not refused for the link
 }
 
@@ -301,13 +304,13 @@ TEST_CASE(
     "decides is not given",
     "[seatbelt]") {
   if (!bwrap_works()) return;
-  StandIn s(StandIn::enforcing({.broken = true}));
+  CanaryLauncher s(CanaryLauncher::enforcing({.broken = true}));
   ProbeResult r = canary_probe(s.launcher.string());
   INFO(r.reason);
   REQUIRE(r.available);
   CHECK_FALSE(r.proves(cap::fs_exec_block));
   INFO(r.evidence(cap::fs_exec_block));
-  CHECK(has(r.evidence(cap::fs_exec_block),
-            "could not be tried (exit 71: launcher broke, before the script started)"));
+  CHECK(mentions(r.evidence(cap::fs_exec_block),
+                 "could not be tried (exit 71: launcher broke, before the script started)"));
   CHECK(r.proves(cap::fs_read_block));
 }

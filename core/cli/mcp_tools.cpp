@@ -5,6 +5,7 @@
 #include "capped_sink.hpp"
 
 #include <cordon/jobs.hpp>
+#include <cordon/policy_loader.hpp>
 #include <cordon/request.hpp>
 #include <cordon/runner.hpp>
 #include <cordon/workspace.hpp>
@@ -13,6 +14,7 @@
 
 #include "run_input.hpp"
 #include "run_output.hpp"
+#include "runtime_options.hpp"
 
 namespace cordon::cli::mcp {
 
@@ -128,7 +130,10 @@ json::object refusal(const Error& error) {
 
 Tools::Tools(ServerSetup setup) : setup_(std::move(setup)) {
   idle_registries_.push_back(make_registry(setup_.runtime, config_));
-  policy_ = policy_of(setup_.policy, setup_.workspace);
+  // Loaded once: a call runs under the policy as it was when the server started, whatever the
+  // file says later.
+  loaded_policy_ = load_policy(setup_.policy);
+  policy_ = resolve_paths(loaded_policy_, PathContext{setup_.workspace, host_home()});
   JobManagerOptions jobs;
   for (const auto& d : setup_.runtime.plugin_dirs) jobs.plugin_dirs.emplace_back(d);
   if (setup_.runtime.config) jobs.config = *setup_.runtime.config;
@@ -220,7 +225,6 @@ void Tools::approved(const std::vector<std::string>& classes, const std::string&
 json::object Tools::execute(const json::object& args, std::shared_ptr<StopToken> stop,
                             const Progress& progress, const Ask& ask) {
   json::object request{
-      {"policy", setup_.policy},
       {"workspace", directory_of(setup_.workspace, string_arg(args, "cwd", false))}};
   const auto* argv = args.if_contains("argv");
   const auto* command = args.if_contains("command");
@@ -240,6 +244,7 @@ json::object Tools::execute(const json::object& args, std::shared_ptr<StopToken>
     throw InvalidParams("'run_in_background' must be true or false");
   RunInput in;
   in.request_text = json::serialize(request);
+  in.loaded_policy = &loaded_policy_;
   in.job = background && background->as_bool();
   Invocation inv = build_invocation(in);
   narrow_network(args, inv.policy);

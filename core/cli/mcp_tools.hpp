@@ -92,7 +92,8 @@ class Tools {
   Config config_;
   std::mutex registries_mutex_;
   std::vector<std::unique_ptr<Registry>> idle_registries_;
-  Policy policy_;  ///< for the file tools' caps and blocked paths
+  Policy loaded_policy_;  ///< the operator's, as loaded at the start (paths not resolved)
+  Policy policy_;         ///< resolved for the workspace: the file tools' caps and blocked paths
   std::unique_ptr<Background> background_;
   std::unique_ptr<Spill> spill_;
 };

@@ -90,6 +90,8 @@ Invocation build_invocation(const RunInput& in) {
   inv.workspace = workspace_of(req && req->workspace ? req->workspace : in.workspace);
   if (req && req->policy_inline)
     inv.policy = inline_policy(*req->policy_inline, inv.workspace);
+  else if (in.loaded_policy && !(req && req->policy_path))
+    inv.policy = resolve_paths(*in.loaded_policy, PathContext{inv.workspace, host_home()});
   else
     inv.policy = policy_of(req && req->policy_path ? req->policy_path : in.policy, inv.workspace);
   inv.backend = req && req->backend ? req->backend : in.backend;

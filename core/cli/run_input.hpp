@@ -17,6 +17,9 @@ struct RunInput {
   std::vector<std::string> argv;
   /// A request's text itself (`cordon serve`), instead of the file `request` names.
   std::optional<std::string> request_text;
+  /// A policy loaded before (presets and `extends` applied, paths not resolved), used instead
+  /// of loading `policy` again when the request names none: the server's, fixed at its start.
+  const Policy* loaded_policy = nullptr;
   /// For `job start`: the timeouts are the job's lifetime, checked against
   /// limits.job_lifetime instead of limits.timeout.
   bool job = false;

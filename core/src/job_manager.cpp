@@ -221,6 +221,8 @@ JobInfo JobManager::start(const JobSpec& spec) {
                            plugin_dirs,      config.pins,
                            config.backends,  {root.path()}};
   if (options_.config) s.protected_paths.push_back(fs::absolute(*options_.config));
+  // The supervisor gets the policy as text: the files it came from are handed on as paths.
+  for (const auto& f : policy.files) s.protected_paths.emplace_back(f);
   OwnedFd handed = detail::sealed_memfd(detail::encode_spec(s));
   auto sup = detail::spawn_supervisor(options_.cordon_exe, dir.path(), handed.get());
   dir.write_file(

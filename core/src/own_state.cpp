@@ -70,7 +70,8 @@ fs::path cordon_root_of(const fs::path& dir) {
   return norm;
 }
 
-std::vector<fs::path> own_state_paths(const Registry& registry, const std::vector<fs::path>& extra,
+std::vector<fs::path> own_state_paths(const Registry& registry, const Policy& policy,
+                                      const std::vector<fs::path>& extra,
                                       std::vector<std::string>& notes) {
   std::vector<fs::path> out;
   fs::path jobs = default_job_state_dir(), backends = registry.state_dir();
@@ -84,6 +85,8 @@ std::vector<fs::path> own_state_paths(const Registry& registry, const std::vecto
     add(out, config);
   }
   for (const auto& dir : registry.search_path()) add(out, dir.path);
+  // A command that could rewrite its policy file would loosen every later run under it.
+  for (const auto& f : policy.files) add(out, f);
   for (const auto& p : extra) add(out, p);
   return out;
 }

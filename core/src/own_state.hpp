@@ -23,11 +23,11 @@ namespace cordon::detail {
 /// the directory itself; lexically normal. Pure.
 CORDON_API std::filesystem::path cordon_root_of(const std::filesystem::path& dir);
 
-/// The protected paths of a run with `registry` (its state directory and search path) and the
-/// caller's `extra` ones: absolute, lexically normal, each once. Makes the missing state roots
-/// and configuration directory; one that cannot be made (not cordon's own: CRD1006) is protected
-/// all the same, with a line in `notes`.
-std::vector<std::filesystem::path> own_state_paths(const Registry& registry,
+/// The protected paths of a run with `registry` (its state directory and search path) under
+/// `policy` (the files it was loaded from), and the caller's `extra` ones: absolute, lexically
+/// normal, each once. Makes the missing state roots and configuration directory; one that cannot
+/// be made (not cordon's own: CRD1006) is protected all the same, with a line in `notes`.
+std::vector<std::filesystem::path> own_state_paths(const Registry& registry, const Policy& policy,
                                                    const std::vector<std::filesystem::path>& extra,
                                                    std::vector<std::string>& notes);
 

@@ -35,7 +35,7 @@ const std::vector<ShellAlias>& shell_aliases() {
 }  // namespace detail
 
 bool Policy::same_rules(const Policy& other) const {
-  // `extends`, `origins` and `sources` say where the rules came from, not what they are.
+  // `extends`, `origins`, `sources` and `files` say where the rules came from, not what they are.
   return version == other.version && name == other.name && limits == other.limits &&
          filesystem == other.filesystem && network == other.network && process == other.process &&
          env == other.env && backend == other.backend && backends == other.backends;

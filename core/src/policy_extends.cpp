@@ -123,7 +123,7 @@ Document document_from_file(const std::filesystem::path& file) {
   Format format = format_for(name);
   std::string text = read_policy_file(file);
   return Document{parse_policy_text(text, format, name), name, canonical_identity(file),
-                  file.parent_path()};
+                  file.parent_path(), true};
 }
 
 Document document_from_text(const std::string& text, const std::string& name,
@@ -192,6 +192,7 @@ Resolved resolve_extends(Document doc, Diagnostics& diag) {
   for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
     merge_into(out.root, it->root);
     out.sources.push_back(it->source);
+    if (it->file) out.files.push_back(it->identity);
   }
   out.root.mark = chain.front().root.mark;
   return out;

@@ -17,6 +17,7 @@ struct Document {
   std::string source;              ///< the file as named, or "preset:NAME"
   std::string identity;            ///< canonical path or "preset:NAME": what a cycle repeats
   std::filesystem::path base_dir;  ///< where its relative `extends` resolve
+  bool file = false;               ///< read from the file `identity` names
 };
 
 /// CRD2007 for `name`, with the nearest preset and the list of presets.
@@ -37,6 +38,7 @@ Document document_from_preset(const std::string& name);
 struct Resolved {
   Node root;
   std::vector<std::string> sources;  ///< base first
+  std::vector<std::string> files;    ///< the canonical paths of the files among them
 };
 
 /// Follows `extends` from `doc`, checking each document on its own against the key table, then

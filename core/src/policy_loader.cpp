@@ -22,6 +22,7 @@ Policy resolve(Document doc) {
   detail::decode_tree(resolved.root, policy, repeated);
   detail::record_origins(resolved.root, policy);
   policy.sources = std::move(resolved.sources);
+  policy.files = std::move(resolved.files);
   detail::check_contradictions(policy, resolved.root, diag);
   diag.throw_if_any();
   return policy;

@@ -169,7 +169,8 @@ RunOutcome run_invocation(Registry& registry, const Invocation& inv, OutputSink&
   Backend& backend = *registry.backend(out.backend);
   auto settings = backend_settings(policy, inv.config_backends, out.backend);
   std::vector<std::string> state_notes;
-  auto protected_paths = detail::own_state_paths(registry, inv.protected_paths, state_notes);
+  auto protected_paths =
+      detail::own_state_paths(registry, inv.policy, inv.protected_paths, state_notes);
   // The deadline starts when the command does, not when probing started.
   Plan plan = plan_of(inv, out.workspace, std::move(policy), out.requirements, std::move(settings));
   plan.protected_paths = std::move(protected_paths);
@@ -187,7 +188,8 @@ namespace {
 Plan plan_before_run(Registry& registry, const Invocation& inv, const fs::path& workspace,
                      const std::string& name) {
   std::vector<std::string> state_notes;
-  auto protected_paths = detail::own_state_paths(registry, inv.protected_paths, state_notes);
+  auto protected_paths =
+      detail::own_state_paths(registry, inv.policy, inv.protected_paths, state_notes);
   Plan plan = plan_of(inv, workspace, inv.policy, derive_requirements(inv.policy),
                       backend_settings(inv.policy, inv.config_backends, name));
   plan.protected_paths = std::move(protected_paths);

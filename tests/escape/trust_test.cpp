@@ -2,7 +2,8 @@
 // resolved to (a concurrent writer swapping a directory for a symlink gets a refusal, never the
 // secret), their directories pinned where the command could rename them, the workspace never
 // reached through a planted link, other mounts of a blocked object masked, and a multi-call
-// binary that provides a blocked command masked with it.
+// binary that provides a blocked command masked with it, and the policy's own files kept from
+// the command.
 #include <pwd.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -304,4 +305,34 @@ TEST_CASE("escape: cordon's own state is out of reach even where the policy gran
     reported =
         reported || (cap == "fs.read.block" && how.find("cordon's own state") != std::string::npos);
   CHECK(reported);
+}
+
+TEST_CASE("escape: a command cannot rewrite the policy file it runs under, nor one it extends",
+          "[escape][userns][fs][write][docker]") {
+  Scratch s;
+  // Both files in the workspace, the sandbox's to write but for the policy's own protection.
+  std::string base = s.ws() + "/base.toml", top = s.ws() + "/policy.toml";
+  s.write(base, confined(s.root()).toml());
+  PolicySpec extending;
+  extending.name = "escape-extending";
+  extending.extends = "./base.toml";
+  s.write(top, extending.toml());
+  s.write(s.ws() + "/mine.txt", "workspace-content\n");
+  for (const auto& p : {base, top, s.ws() + "/mine.txt"}) s.give_to_sandbox(p);
+  const std::string before_base = s.read(base), before_top = s.read(top);
+  RunExtras extras;
+  extras.with_policy = false;
+  extras.flags = {"--policy", top};
+  auto ran = run_probe(s, extending, "fsop",
+                       {"append", "mine.txt", "append", "policy.toml", "append", "base.toml",
+                        "otrunc", "policy.toml", "unlink", "base.toml"},
+                       extras);
+  INFO(ran.describe());
+  CHECK_THAT(ran.line("append mine.txt"), IsOk());
+  CHECK(s.read(s.ws() + "/mine.txt") == "workspace-content\nappended\n");
+  for (const auto* tag :
+       {"append policy.toml", "append base.toml", "otrunc policy.toml", "unlink base.toml"})
+    CHECK_THAT(ran.line(tag), !IsOk());
+  CHECK(s.read(top) == before_top);
+  CHECK(s.read(base) == before_base);
 }

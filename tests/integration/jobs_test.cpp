@@ -105,6 +105,31 @@ TEST_CASE("jobs: the exit code is known to a different cordon process", "[jobs][
   CHECK(json::parse(stop.out).at("exit_code").as_int64() == 3);
 }
 
+TEST_CASE("jobs: a job cannot rewrite the policy file it was started with", "[jobs][userns]") {
+  JobEnv env;
+  // The policy in the workspace, which the job may write: a later run would load it.
+  std::string in_ws = env.workspace + "/policy.toml";
+  std::filesystem::copy_file(env.policy, in_ws);
+  env.policy = in_ws;
+  // Both writable by whoever the job runs as (as root: not root), so only the mask keeps it.
+  std::filesystem::permissions(env.workspace, std::filesystem::perms::all);
+  std::filesystem::permissions(
+      in_ws, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write |
+                 std::filesystem::perms::group_read | std::filesystem::perms::group_write |
+                 std::filesystem::perms::others_read | std::filesystem::perms::others_write);
+  if (!landlock_usable(env.policy)) return;
+  const std::string before = slurp(in_ws);
+  auto id = env.start({"sh", "-c",
+                       "echo '[network]' >> policy.toml && echo rewrote; "
+                       "echo x > mine.txt && echo wrote"});
+  run_cli({"job", "wait", id, "--state-dir", env.state});
+  auto out = run_cli({"job", "output", id, "--state-dir", env.state});
+  INFO(out.out);
+  CHECK(out.out.find("wrote\n") != std::string::npos);  // the workspace is writable
+  CHECK(out.out.find("rewrote") == std::string::npos);
+  CHECK(slurp(in_ws) == before);
+}
+
 TEST_CASE("jobs: a job that traps SIGTERM dies at the end of the grace", "[jobs][userns]") {
   JobEnv env;
   if (!landlock_usable(env.policy)) return;

@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
 """`cordon mcp` fed malformed JSON-RPC on stdio: every mistake gets its JSON-RPC error, a
 message larger than the limit is refused without being held, the server keeps serving, and it
-ends when stdin ends.
+ends when stdin ends. The operator's policy file is read once, when the server starts.
    raw_rpc.py CORDON WORKSPACE"""
 import json
+import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 
 cordon, workspace = sys.argv[1], sys.argv[2]
@@ -103,4 +106,45 @@ for _ in range(50):
         break
     time.sleep(0.1)
 check(not alive, "and its background command is stopped")
+
+# The operator's policy is fixed when the server starts: rewriting its file later changes no
+# call, and the file as it is when a server starts is what that server enforces.
+policy_dir = tempfile.mkdtemp(prefix="cordon-mcp-policy-")
+policy = os.path.join(policy_dir, "policy.toml")
+
+
+def write_policy(blocked):
+    with open(policy, "w") as f:
+        f.write('version = 1\n[policy]\nname = "fixed"\nextends = "standard"\n'
+                '[process]\nblocked_commands = %s\n' % json.dumps(blocked))
+
+
+def echo_call(id):
+    send(json.dumps({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                     "params": {"name": "execute_command", "arguments": {"argv": ["echo", "fixed"]}}}))
+    r = (reply() or {}).get("result", {})
+    text = "".join(c.get("text", "") for c in r.get("content", []))
+    return r.get("isError", True), text
+
+
+def serve_with_policy():
+    return subprocess.Popen([cordon, "mcp", "--policy", policy, "--workspace", workspace],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
+
+
+write_policy(["su", "sudo"])
+p = serve_with_policy()
+err, text = echo_call(1)
+check(not err and "fixed" in text, "echo runs under a policy that does not block it")
+write_policy(["su", "sudo", "echo"])
+err, text = echo_call(2)
+check(not err and "fixed" in text, "and still runs after the policy file blocks it: fixed at start")
+p.stdin.close()
+p.wait(timeout=30)
+p = serve_with_policy()
+err, text = echo_call(3)
+check(err and "CRD4005" in text, "a server started with the file as it is now refuses echo")
+p.stdin.close()
+p.wait(timeout=30)
+shutil.rmtree(policy_dir)
 sys.exit(1 if failed else 0)

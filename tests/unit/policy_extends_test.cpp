@@ -2,6 +2,8 @@
 #include <catch2/catch.hpp>
 #include <cordon/policy_loader.hpp>
 
+#include <filesystem>
+
 #include "policy_test_support.hpp"
 
 using namespace cordon;
@@ -71,10 +73,22 @@ TEST_CASE("policy_extends: a relative path resolves against the extending file",
   CHECK(p.limits.cpu_seconds == 5u);
   REQUIRE(p.sources.size() == 3);
   CHECK(p.sources[2] == top.string());
-  // Text loads resolve relative extends against base_dir.
+  // The files among them, canonical, base first: what every run under the policy is kept from.
+  auto canonical = [](const std::filesystem::path& f) {
+    return std::filesystem::canonical(f).string();
+  };
+  CHECK(p.files == std::vector<std::string>{canonical(dir.path() / "base.yaml"),
+                                            canonical(dir.path() / "mid/mid.toml"),
+                                            canonical(top)});
+  // Text loads resolve relative extends against base_dir; the text itself is no file.
   Policy t =
       load_policy_text("version = 1\n[policy]\nextends = \"base.yaml\"\n", "t.toml", dir.path());
   CHECK(t.limits.memory_mb == 77u);
+  CHECK(t.files == std::vector<std::string>{canonical(dir.path() / "base.yaml")});
+  // A preset is no file either.
+  CHECK(load_policy_file(
+            dir.write("on-preset.toml", "version = 1\n[policy]\nextends = \"standard\"\n"))
+            .files.size() == 1);
 }
 
 TEST_CASE("policy_extends: a file without extends starts from the defaults", "[policy][extends]") {

@@ -90,10 +90,11 @@ struct Plan {
   std::filesystem::path host_home;  ///< the invoking user's home
   boost::json::object settings;     ///< this backend's [backends.<name>] table
   bool shell_unsafe = false;        ///< argv is /bin/sh -c STRING by the caller's choice
-  /// cordon's own state: the job and backend state directories, the configuration and the
-  /// plugin directories (absolute, lexically normal; some may not exist). Whatever the policy
-  /// grants, a backend keeps every one of them out of the command's reach (neither readable nor
-  /// writable), or refuses the run: nothing a sandbox writes may steer a later run.
+  /// cordon's own state: the job and backend state directories, the configuration, the
+  /// plugin directories and the policy's own files (absolute, lexically normal; some may not
+  /// exist). Whatever the policy grants, a backend keeps every one of them out of the command's
+  /// reach (neither readable nor writable), or refuses the run: nothing a sandbox writes may steer
+  /// a later run.
   std::vector<std::filesystem::path> protected_paths;
   /// When set, the backend watches it (its wake_fd(), or requested() at least every 100 ms)
   /// and stops the command as asked: terminate sends SIGTERM to every process of the command,

@@ -79,6 +79,10 @@ Invocation build_invocation(const RunInput& in) {
     req = parse_run_request(*in.request_text);
   else if (in.request)
     req = parse_run_request(read_source(*in.request, "--request"));
+  Invocation inv;
+  // A request file steers every run started from it: no command may rewrite it.
+  if (in.request && *in.request != "-")
+    inv.protected_paths.push_back(std::filesystem::absolute(*in.request));
   int sources = !in.argv.empty() + in.command.has_value() + req.has_value();
   if (sources != 1)
     throw Error(code::kBadArgument,
@@ -86,7 +90,6 @@ Invocation build_invocation(const RunInput& in) {
                              : "give one of: PROGRAM ARGS after '--', "
                                "--command, --request",
                 "cordon run [OPTIONS] -- PROGRAM ARGS");
-  Invocation inv;
   inv.workspace = workspace_of(req && req->workspace ? req->workspace : in.workspace);
   if (req && req->policy_inline)
     inv.policy = inline_policy(*req->policy_inline, inv.workspace);
@@ -135,6 +138,7 @@ JobSpec job_spec(Invocation inv) {
   spec.stdin_data = std::move(inv.stdin_data);
   spec.shell_unsafe = inv.shell_unsafe;
   spec.timeout = inv.timeout;
+  spec.protected_paths = std::move(inv.protected_paths);
   return spec;
 }
 

@@ -28,7 +28,8 @@ struct RunInput {
 /// Builds the invocation: loads the policy (file, preset or the request's inline policy),
 /// prepares the command under the effective shell mode (CRD4001 / CRD4002 / CRD4003), refuses
 /// blocked commands (CRD4005) and request env names the policy does not pass (CRD4006), and
-/// timeouts longer than the policy's (--timeout: CRD4007, the request's: CRD4006).
+/// timeouts longer than the policy's (--timeout: CRD4007, the request's: CRD4006). A request
+/// file is one of the run's protected paths.
 /// Throws Error / ErrorList.
 Invocation build_invocation(const RunInput& input);
 

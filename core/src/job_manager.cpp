@@ -223,6 +223,7 @@ JobInfo JobManager::start(const JobSpec& spec) {
   if (options_.config) s.protected_paths.push_back(fs::absolute(*options_.config));
   // The supervisor gets the policy as text: the files it came from are handed on as paths.
   for (const auto& f : policy.files) s.protected_paths.emplace_back(f);
+  for (const auto& p : spec.protected_paths) s.protected_paths.push_back(fs::absolute(p));
   OwnedFd handed = detail::sealed_memfd(detail::encode_spec(s));
   auto sup = detail::spawn_supervisor(options_.cordon_exe, dir.path(), handed.get());
   dir.write_file(

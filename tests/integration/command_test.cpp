@@ -119,6 +119,34 @@ TEST_CASE("command: a JSON request with untrusted arguments", "[command][cli]") 
   CHECK(json::parse(garbage.out).at("error").at("code").as_string() == "CRD4006");
 }
 
+TEST_CASE("command: a run cannot rewrite the request file, nor the policy file, it came from",
+          "[command][cli]") {
+  Scratch s;
+  auto policy = policy_with_shell(s, "off");  // in the workspace, as the request file is
+  if (!landlock_usable(policy)) return;
+  std::string file = (s / "req.json").string();
+  std::ofstream(file) << R"({"argv": ["sh", "-c", "echo x >> req.json && echo rewrote; )"
+                      << R"(echo x >> shell-off.toml && echo loosened; echo x > mine.txt && )"
+                      << R"(echo wrote"], "policy": ")" << policy << R"(", "workspace": ")"
+                      << s.dir.string() << R"("})";
+  // Writable by whoever the command runs as (as root: not root), so only the masks keep them.
+  namespace fs = std::filesystem;
+  fs::permissions(s.dir, fs::perms::all);
+  const auto rw = fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read |
+                  fs::perms::group_write | fs::perms::others_read | fs::perms::others_write;
+  for (const auto& f : {file, policy}) fs::permissions(f, rw);
+  const std::string request = slurp(file), rules = slurp(policy);
+  auto r = run_cli({"run", "--request", file, "--json"});
+  INFO("stderr: " << r.err << "\nstdout: " << r.out);
+  REQUIRE(r.status == 0);
+  std::string out(json::parse(r.out).at("stdout").as_string());
+  CHECK(out.find("wrote\n") != std::string::npos);  // the workspace is writable
+  CHECK(out.find("rewrote") == std::string::npos);
+  CHECK(out.find("loosened") == std::string::npos);
+  CHECK(slurp(file) == request);
+  CHECK(slurp(policy) == rules);
+}
+
 TEST_CASE("command: after a literal '--' an untrusted value reaches the program as an operand",
           "[command][cli]") {
   Scratch s;

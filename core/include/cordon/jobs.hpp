@@ -94,6 +94,9 @@ struct JobSpec {
   /// shorten the policy's limits.job_lifetime (start() refuses a longer one, CRD4006). None: the
   /// policy's limits.job_lifetime, or until stopped.
   std::optional<Duration> timeout;
+  /// More paths the job is kept from, besides cordon's own state and the policy's files (the
+  /// request file it was started from).
+  std::vector<std::filesystem::path> protected_paths;
 };
 
 /// How a JobManager finds its state, its supervisor program and its plugins.

@@ -196,6 +196,38 @@ std::vector<std::pair<std::string, bool>> masks_for(const std::vector<HostMount>
   return out;
 }
 
+std::vector<HostMount> pins_for(const std::vector<HostMount>& mounts,
+                                const std::vector<BlockedPath>& masked) {
+  std::vector<HostMount> out;
+  // A pin inside a masked directory would show what the mask hides (it is mounted after it).
+  auto hidden = [&](const std::string& source) {
+    std::string rest;
+    return std::any_of(masked.begin(), masked.end(), [&](const BlockedPath& b) {
+      return b.exists && inside(source, b.path, rest);
+    });
+  };
+  auto taken = [&](const std::string& target) {
+    auto at = [&target](const HostMount& m) { return m.target == target; };
+    return std::any_of(mounts.begin(), mounts.end(), at) || std::any_of(out.begin(), out.end(), at);
+  };
+  for (const auto& b : masked) {
+    if (!b.exists) continue;
+    for (const auto& m : mounts) {
+      std::string rest;
+      if (!m.writable || !inside(b.path, m.source, rest)) continue;
+      // Each directory of `rest` but its last component (the masked path itself).
+      for (auto slash = rest.find('/', 1); slash != std::string::npos;
+           slash = rest.find('/', slash + 1)) {
+        std::string dir = rest.substr(0, slash);
+        std::string target = m.target == "/" ? dir : m.target + dir;
+        if (!taken(target) && !hidden(m.source + dir))
+          out.push_back({m.source + dir, target, true, kPinWhy});
+      }
+    }
+  }
+  return out;
+}
+
 void refuse_mounts_of_own_state(const std::vector<HostMount>& mounts,
                                 const std::vector<std::string>& own_state) {
   for (const auto& m : mounts)
@@ -217,6 +249,9 @@ ContainerSpec make_spec(const SpecInput& in) {
                   ? plan.host_home.string()
                   : std::string(kPrivateHome);
   spec.mounts = host_mounts(plan, in.settings, in.write_paths);
+  std::vector<BlockedPath> masked = in.blocked;
+  masked.insert(masked.end(), in.own_state.begin(), in.own_state.end());
+  for (auto& pin : pins_for(spec.mounts, masked)) spec.mounts.push_back(std::move(pin));
   json::object labels{{"cordon.run", in.run_id}};
   for (const auto& l : in.labels) labels[l.substr(0, l.find('='))] = l.substr(l.find('=') + 1);
   bool has_stdin = plan.stdin_data.has_value();

@@ -81,6 +81,17 @@ std::vector<HostMount> host_mounts(const Plan& plan, const Settings& settings,
 std::vector<std::pair<std::string, bool>> masks_for(const std::vector<HostMount>& mounts,
                                                     const std::vector<BlockedPath>& blocked);
 
+/// What a pin is for, in HostMount::why.
+inline constexpr const char* kPinWhy = "pin of a masked path";
+
+/// The directories between a writable mount's root and each existing path of `masked` in it
+/// (blocked paths, cordon's own state), each bound onto itself: a mount point, which the
+/// command cannot rename or remove (EBUSY). Renaming one would move the masked file away from
+/// the path the policy names, and a later run would find it unmasked elsewhere. Mounts that are
+/// there already are not pinned again, nor is a directory inside a masked one. Pure.
+std::vector<HostMount> pins_for(const std::vector<HostMount>& mounts,
+                                const std::vector<BlockedPath>& masked);
+
 /// Throws CRD4004 when a mount's source is one of cordon's own state directories or lies in one
 /// (`own_state`: Plan::protected_paths, lexically normal): it cannot be hidden from the command
 /// without hiding the whole mount. Pure.

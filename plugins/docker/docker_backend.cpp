@@ -86,7 +86,8 @@ void check_runtime(const Daemon& daemon, const std::string& runtime) {
 struct HostSide {
   SourceIdentities held;
   std::vector<std::string> write_paths;
-  std::vector<HostMount> mounts;
+  std::vector<HostMount> mounts;  ///< the host mounts and the pins of the masked paths
+  std::vector<BlockedPath> blocked;
   std::vector<BlockedPath> own;
 };
 
@@ -103,6 +104,11 @@ HostSide hold_host_side(const Plan& plan, const Settings& settings, const Masks&
   h.own = own_state(plan);
   refuse_mounts_of_own_state(h.mounts, paths_of(h.own));
   note_missing_state(plan, h.mounts, notes);
+  h.blocked = blocked_paths(plan, notes);
+  // The pins' sources are held and checked in the container like every other mount's.
+  std::vector<BlockedPath> masked = h.blocked;
+  masked.insert(masked.end(), h.own.begin(), h.own.end());
+  for (auto& pin : pins_for(h.mounts, masked)) h.mounts.push_back(std::move(pin));
   identify_sources(
       sources_to_identify(h.mounts, masks.file.host_path, masks.dir.host_path, waiter.host_path),
       h.held);
@@ -304,7 +310,7 @@ void DockerBackend::execute(const Plan& plan, OutputSink& sink, RunResult& resul
                container_user(settings, host.held.at(plan.workspace.string())),
                std::move(image.env),
                std::move(host.write_paths),
-               blocked_paths(plan, result.notes),
+               std::move(host.blocked),
                masks.file.host_path,
                masks.dir.host_path,
                owner_labels(),

@@ -12,7 +12,8 @@ namespace {
 std::string mounts_line(const ContainerSpec& spec) {
   std::string out;
   for (const auto& m : spec.mounts)
-    out += (out.empty() ? "" : ", ") + m.target + (m.writable ? " (rw)" : " (ro)");
+    if (m.why != kPinWhy)
+      out += (out.empty() ? "" : ", ") + m.target + (m.writable ? " (rw)" : " (ro)");
   return out.empty() ? "none" : out;
 }
 
@@ -20,7 +21,7 @@ std::string mounts_line(const ContainerSpec& spec) {
 std::string writable_line(const ContainerSpec& spec) {
   std::string out;
   for (const auto& m : spec.mounts)
-    if (m.writable) out += (out.empty() ? "" : ", ") + m.target;
+    if (m.writable && m.why != kPinWhy) out += (out.empty() ? "" : ", ") + m.target;
   std::string tmpfs = spec.private_tmp && spec.private_home ? "the private /tmp and HOME"
                       : spec.private_tmp                    ? "the private /tmp"
                       : spec.private_home                   ? "the private HOME"

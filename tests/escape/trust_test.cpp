@@ -336,3 +336,17 @@ TEST_CASE("escape: a command cannot rewrite the policy file it runs under, nor o
   CHECK(s.read(top) == before_top);
   CHECK(s.read(base) == before_base);
 }
+
+TEST_CASE("escape: a command cannot move a blocked path away from where the policy names it",
+          "[escape][userns][fs][write][docker]") {
+  Scratch s;
+  auto policy = with_conf(s);
+  auto ran = run_probe(s, policy, "fsop",
+                       {"rename", "conf", "conf.moved", "rename", "decoy", "decoy.moved"});
+  INFO(ran.describe());
+  CHECK_THAT(ran.line("rename decoy"), IsOk());  // a directory with nothing masked moves
+  CHECK_THAT(ran.line("rename conf"), !IsOk());
+  // A later run finds the secret where the policy names it, and masks it there.
+  CHECK(s.read(s.ws() + "/conf/secret.key") == kSecretContent);
+  CHECK_FALSE(std::filesystem::exists(s.ws() + "/conf.moved"));
+}

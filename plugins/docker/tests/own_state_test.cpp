@@ -40,6 +40,27 @@ TEST_CASE("own state: a mount of cordon's state, or inside it, is refused", "[un
   CHECK(masks == std::vector<std::pair<std::string, bool>>{{"/home/u/proj/.state", true}});
 }
 
+TEST_CASE("own state: the directories down to a masked path in a writable mount are pinned",
+          "[unit]") {
+  std::vector<HostMount> mounts{{"/w", "/w", true, "workspace"},
+                                {"/r", "/r", false, "backends.docker.mounts"},
+                                {"/w/a/m", "/w/a/m", true, "filesystem.write"}};
+  auto pins = pins_for(mounts, {{"/w/a/m/b/secret", true, false},
+                                {"/r/x/y", true, false},        // read-only: nothing can move
+                                {"/w/c", true, true},           // directly in the mount
+                                {"/w/c/d/e", true, false},      // inside a masked directory
+                                {"/w/gone/z", false, false}});  // not there: nothing to mask
+  std::vector<std::string> targets;
+  for (const auto& p : pins) {
+    CHECK(p.source == p.target);
+    CHECK(p.writable);
+    CHECK(std::string(p.why) == kPinWhy);
+    targets.push_back(p.target);
+  }
+  // /w/a once, /w/a/m is a mount already, /w/a/m/b from the inner mount.
+  CHECK(targets == std::vector<std::string>{"/w/a", "/w/a/m/b"});
+}
+
 TEST_CASE("own state: cordon's state inside a writable mount is hidden from the command",
           "[docker][own_state]") {
   if (!docker_ready()) return;

@@ -192,7 +192,12 @@ Resolved resolve_extends(Document doc, Diagnostics& diag) {
   for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
     merge_into(out.root, it->root);
     out.sources.push_back(it->source);
-    if (it->file) out.files.push_back(it->identity);
+    if (!it->file) continue;
+    // Where it leads, and the name it was given: a link there could be swapped for another.
+    out.files.push_back(it->identity);
+    std::error_code ec;
+    std::string named = std::filesystem::absolute(it->source, ec).lexically_normal().string();
+    if (!ec && named != it->identity) out.files.push_back(named);
   }
   out.root.mark = chain.front().root.mark;
   return out;

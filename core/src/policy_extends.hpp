@@ -38,7 +38,7 @@ Document document_from_preset(const std::string& name);
 struct Resolved {
   Node root;
   std::vector<std::string> sources;  ///< base first
-  std::vector<std::string> files;    ///< the canonical paths of the files among them
+  std::vector<std::string> files;    ///< the files among them: canonical, and as named
 };
 
 /// Follows `extends` from `doc`, checking each document on its own against the key table, then

@@ -350,3 +350,30 @@ TEST_CASE("escape: a command cannot move a blocked path away from where the poli
   CHECK(s.read(s.ws() + "/conf/secret.key") == kSecretContent);
   CHECK_FALSE(std::filesystem::exists(s.ws() + "/conf.moved"));
 }
+
+TEST_CASE("escape: a policy named through a link the command could swap is refused",
+          "[escape][userns][fs][write][docker]") {
+  Scratch s;
+  PolicySpec policy = confined(s.root());
+  // The real file outside the workspace, and a link to it in the workspace, which the command
+  // could replace with a policy of its own for the next run.
+  std::string real = s.root() + "/policies/p.toml", link = s.ws() + "/policy.toml";
+  s.write(real, policy.toml());
+  REQUIRE(::symlink(real.c_str(), link.c_str()) == 0);
+  s.give_to_sandbox(s.ws());
+  std::vector<std::string> witness = {probe("fsop"), "create", s.ws() + "/ran.txt"};
+  RunExtras extras;
+  extras.with_policy = false;
+  extras.flags = {"--policy", real};
+  auto good = run_cordon(s, policy, witness, extras);
+  require_ran(good);
+  CHECK(std::filesystem::exists(s.ws() + "/ran.txt"));
+  std::filesystem::remove(s.ws() + "/ran.txt");
+  extras.flags = {"--policy", link};
+  auto ran = run_cordon(s, policy, witness, extras);
+  INFO(ran.describe());
+  CHECK(ran.proc.status == 125);
+  CHECK((ran.error_code() == "CRD1003" || ran.error_code() == "CRD4004"));
+  CHECK_FALSE(std::filesystem::exists(s.ws() + "/ran.txt"));
+  CHECK(std::filesystem::is_symlink(link));
+}

@@ -104,8 +104,9 @@ struct CORDON_API Policy {
   boost::json::object backends;  ///< [backends.<name>] settings, validated by each plugin
   std::map<std::string, Location> origins;
   std::vector<std::string> sources;  ///< files (or "preset:NAME") that made this policy, base first
-  /// The policy files among `sources` (absolute, canonical). Every run under this policy is
-  /// kept from them (protected paths), so no command can rewrite what governs later runs.
+  /// The policy files among `sources`: each where it leads (canonical) and, when that differs,
+  /// as it was named (absolute: a symlink there could be swapped). Every run under this policy
+  /// is kept from them (protected paths), so no command can rewrite what governs later runs.
   std::vector<std::string> files;
 
   /// Equality of the policy itself, ignoring where values came from.

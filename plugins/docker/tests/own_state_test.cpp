@@ -19,16 +19,6 @@ using namespace cordon::docker::test;
 
 namespace fs = std::filesystem;
 
-namespace {
-
-std::string mechanism(const RunResult& r, const std::string& capability) {
-  for (const auto& e : r.report)
-    if (e.capability == capability) return e.mechanism;
-  return {};
-}
-
-}  // namespace
-
 TEST_CASE("own state: a mount of cordon's state, or inside it, is refused", "[unit]") {
   std::vector<HostMount> mounts{{"/home/u/proj", "/home/u/proj", true, "workspace"}};
   CHECK_NOTHROW(refuse_mounts_of_own_state(mounts, {"/home/u/.local/state/cordon"}));
@@ -83,7 +73,7 @@ TEST_CASE("own state: cordon's state inside a writable mount is hidden from the 
   CHECK(sink.out == "mine\nread-denied\nlist-denied\nwrite-denied\ncreate-denied\n");
   CHECK(read_file(ws / "jobs/j1/policy.toml") == "read = \"host\"\n");
   CHECK_FALSE(fs::exists(ws / "jobs/new"));
-  CHECK(mechanism(r, "fs.read.block") ==
+  CHECK(reported(r, "fs.read.block") ==
         "cordon's own state hidden by an empty mode-000 bind: " + (ws / "jobs"));
   // Both ways: without it among the protected paths, the same directory is the command's.
   plan.protected_paths.clear();

@@ -98,6 +98,8 @@ WorkspaceRules workspace_rules(const Policy& p) {
     r.max_read_bytes = r.max_write_bytes;
   }
   for (const auto& b : p.filesystem.blocked) r.blocked.emplace_back(b);
+  // The policy's own files, as in every run: the file API cannot rewrite them either.
+  for (const auto& f : p.files) r.blocked.emplace_back(f);
   return r;
 }
 

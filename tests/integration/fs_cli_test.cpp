@@ -42,6 +42,27 @@ TEST_CASE("fs: write --parents creates missing directories, which are CRD4009 wi
   CHECK_FALSE(fs::exists(s / "ws" / "notes" / "b"));
 }
 
+TEST_CASE("fs: write cannot rewrite the policy file it is given, nor one it extends", "[fs]") {
+  Scratch s;
+  std::string ws = (s / "ws").string();
+  fs::create_directories(s / "ws" / "conf");
+  std::ofstream(s / "ws" / "conf" / "base.toml") << "version = 1\n[policy]\nname = \"base\"\n";
+  std::ofstream(s / "ws" / "conf" / "policy.toml")
+      << "version = 1\n[policy]\nextends = \"./base.toml\"\n";
+  const std::string policy = (s / "ws" / "conf" / "policy.toml").string();
+  const std::string base = slurp(s / "ws" / "conf" / "base.toml"), top = slurp(policy);
+  auto other = fs_write("note", {"--workspace", ws, "--policy", policy, "conf/notes.txt"});
+  INFO(other.err);
+  CHECK(other.status == 0);  // the rest of the workspace is writable
+  for (const char* name : {"conf/policy.toml", "conf/base.toml"}) {
+    auto r = fs_write("[network]\nallow = true\n", {"--workspace", ws, "--policy", policy, name});
+    INFO(name << ": " << r.err);
+    CHECK(r.status != 0);
+  }
+  CHECK(slurp(policy) == top);
+  CHECK(slurp(s / "ws" / "conf" / "base.toml") == base);
+}
+
 TEST_CASE("fs: write keeps the mode of the file it replaces", "[fs]") {
   Scratch s;
   std::string ws = (s / "ws").string();

@@ -91,10 +91,12 @@ TEST_CASE("policy_extends: a relative path resolves against the extending file",
   CHECK(has(t, canonical(dir.path() / "base.yaml")));
   CHECK_FALSE(has(t, canonical(dir.path()) + "/t.toml"));
   // A file named through a link is kept by both names: the link could be swapped.
-  std::filesystem::create_symlink(top, dir.path() / "link.toml");
-  Policy linked = load_policy_file(dir.path() / "link.toml");
+  // (Beside the file: a relative `extends` resolves against the directory of the name given.)
+  auto link = dir.path() / "mid/deeper/link.toml";
+  std::filesystem::create_symlink("top.toml", link);
+  Policy linked = load_policy_file(link);
   CHECK(has(linked, canonical(top)));
-  CHECK(has(linked, (dir.path() / "link.toml").string()));
+  CHECK(has(linked, link.string()));
 }
 
 TEST_CASE("policy_extends: a file without extends starts from the defaults", "[policy][extends]") {

@@ -209,11 +209,7 @@ ChildOutcome run_child(const ChildSpec& spec, OutputSink& sink) {
   }
   Arrays arrays = arrays_of(spec);
   ChildPlan plan = plan_of(spec, arrays);
-  ChildFds fds{pipes.in[0],
-               pipes.out[1],
-               pipes.err[1],
-               pipes.status[1],
-               {pipes.out[0], pipes.err[0], pipes.status[0], pipes.in[1]}};
+  ChildFds fds{pipes.in[0], pipes.out[1], pipes.err[1], pipes.status[1]};
   // Forked with every signal blocked: a stop request that comes before the supervisor has set
   // its own mask waits for it, instead of killing it (SIGUSR1's default) and orphaning the
   // command.

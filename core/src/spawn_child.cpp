@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include <cordon/sdk/child.hpp>
+#include <cordon/sdk/owned_fd.hpp>
 #include <cordon/sdk/seccomp.hpp>
 #include "spawn_guard.hpp"
 
@@ -139,8 +140,7 @@ bool supervisor_alive(const ChildPlan& plan, pid_t supervisor, int report_fd) {
   int error = ENOENT;
   bool denied = false;
   for (auto* path = plan.exec_paths; *path; ++path) {
-    ::execve(*path, plan.argv, plan.envp);
-    error = errno;
+    error = sdk::execve_patiently(*path, plan.argv, plan.envp);
     if (error == EACCES) denied = true;
     if (error != EACCES && error != ENOENT && error != ENOTDIR && error != ESTALE &&
         error != ENODEV && error != ETIMEDOUT)
@@ -347,8 +347,10 @@ void kill_tree(Tree& tree, const sigset_t& wake) {
 }  // namespace
 
 void run_supervisor(const ChildPlan& plan, const ChildFds& fds) {
-  for (int fd : fds.keep)
-    if (fd >= 0 && fd != fds.status) ::close(fd);
+  // Only its own descriptors: a copy of one of cordon's that lived as long as the run would
+  // keep a file open that the host may want to execute, or see closed.
+  int mine[4] = {fds.in, fds.out, fds.err, fds.status};
+  close_all_but(mine, 4);
   sigset_t all, wake;
   sigfillset(&all);
   ::sigprocmask(SIG_SETMASK, &all, nullptr);

@@ -38,14 +38,13 @@ struct ChildPlan {
   gid_t gid;
 };
 
-/// Descriptors of the run: the command's ends, and the ends the caller keeps (closed in the
-/// children). Every one is >= 3 and close-on-exec.
+/// Descriptors of the run, the command's ends (the supervisor closes every other one it
+/// inherited). Every one is >= 3 and close-on-exec.
 struct ChildFds {
-  int in;       ///< the command's stdin
-  int out;      ///< the command's stdout
-  int err;      ///< the command's stderr
-  int status;   ///< the supervisor's report
-  int keep[4];  ///< the caller's ends; -1 when unused
+  int in;      ///< the command's stdin
+  int out;     ///< the command's stdout
+  int err;     ///< the command's stderr
+  int status;  ///< the supervisor's report
 };
 
 /// The supervisor's report, written once in a single write() just before it exits.

@@ -12,6 +12,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <cordon/sdk/owned_fd.hpp>
 
 #include <cerrno>
 #include <memory>
@@ -91,6 +92,8 @@ int keep_capabilities(int last_cap) noexcept {
 // failure is left in `failed` (no report: cordon then forks a keeper on the same socket).
 int child_main(void* p) {
   auto& a = *static_cast<ChildArgs*>(p);
+  int mine[4] = {a.program, a.keep[0], a.keep[1], a.keep[2]};
+  close_all_but(mine, 4);
   for (int fd : a.keep) ::fcntl(fd, F_SETFD, 0);
   if (int err = keep_capabilities(a.last_cap); err != 0) {
     a.failed = err;

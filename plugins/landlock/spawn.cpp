@@ -123,11 +123,11 @@ void setup_stdio(const ChildSpec& s) noexcept {
   int err = ENOENT;
   const char* denied = nullptr;
   for (const auto& candidate : *s.candidates) {
-    ::execve(candidate.c_str(), s.argv, s.envp);
-    if (errno == EACCES) {
+    int failed = sdk::execve_patiently(candidate.c_str(), s.argv, s.envp);
+    if (failed == EACCES) {
       denied = candidate.c_str();
-    } else if (errno != ENOENT && errno != ENOTDIR) {
-      err = errno;
+    } else if (failed != ENOENT && failed != ENOTDIR) {
+      err = failed;
       denied = candidate.c_str();
       break;
     }

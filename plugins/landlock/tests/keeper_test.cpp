@@ -1,6 +1,7 @@
 // The keeper's two ways of starting (its own program, or a fork of cordon) and the shelf of
 // keepers started ahead: each gives a keeper that makes its namespaces and can be joined, and
 // nothing of them is left once they are discarded.
+#include <fcntl.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <signal.h>
@@ -76,6 +77,20 @@ bool refuse_execveat() {
          ::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) == 0;
 }
 
+// The exit status of `path` executed in a child; 100 + errno when it cannot be.
+int exec_status(const std::string& path) {
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    char* argv[] = {const_cast<char*>(path.c_str()), nullptr};
+    char* envp[] = {nullptr};
+    ::execve(path.c_str(), argv, envp);
+    ::_exit(100 + errno);
+  }
+  int status = 0;
+  if (pid < 0 || ::waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) return -1;
+  return WEXITSTATUS(status);
+}
+
 }  // namespace
 
 TEST_CASE("keeper: its own program is a static executable embedded in the backend", "[keeper]") {
@@ -111,6 +126,26 @@ TEST_CASE("keeper: started either way, it makes its namespaces and dies when dis
       CHECK_FALSE(k);
       CHECK_FALSE(exists(pid));
     }
+  }
+}
+
+TEST_CASE("keeper: started either way, it keeps none of cordon's descriptors", "[userns][keeper]") {
+  if (!sandbox_available()) return;
+  TempDir dir;
+  std::string script = dir / "script";
+  for (auto how : {KeeperStart::exec, KeeperStart::fork}) {
+    INFO((how == KeeperStart::exec ? "exec" : "fork"));
+    // Another thread of cordon is writing a program (no close-on-exec) when a keeper starts.
+    int writing = ::open(script.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0755);
+    REQUIRE(writing >= 0);
+    REQUIRE(::write(writing, "#!/bin/sh\nexit 7\n", 18) == 18);
+    Keeper k = start_keeper(false, how);
+    REQUIRE(k);
+    REQUIRE_FALSE(await_keeper(k));
+    ::close(writing);
+    // Written and closed, it can be executed while the keeper waits for its run.
+    CHECK(exec_status(script) == 7);
+    discard_keeper(k);
   }
 }
 

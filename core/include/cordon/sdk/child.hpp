@@ -139,6 +139,12 @@ CORDON_API Error masked_program_failure(const std::string& program, const std::s
 /// The exit status a shell gives an execve() that failed with `err`: 127 not found, else 126.
 CORDON_API int exec_failure_status(int err) noexcept;
 
+/// execve(path, argv, envp), tried again while it fails with ETXTBSY, for up to two seconds in
+/// all: a process forked while the program's writer had it open holds a copy of the writer's
+/// descriptor for a moment. Returns only on failure, with the last errno. Async-signal-safe,
+/// no allocation: for a child between fork (or clone) and execve.
+CORDON_API int execve_patiently(const char* path, char* const argv[], char* const envp[]) noexcept;
+
 /// Every signal back to its default action and none blocked, for a child between fork (or
 /// clone) and execve: an ignored signal survives execve, and a caught one would run the
 /// parent's handler. Async-signal-safe, no allocation. Only the signals ignored or caught

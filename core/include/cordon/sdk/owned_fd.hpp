@@ -1,13 +1,16 @@
 // A file descriptor owned by one object, closed when it goes: what cordon's own code and its
 // backends hold descriptors in; and the plain read of a small file through one (with the one
-// /proc question cordon's code and its test helper both ask: has a process ended?).
+// /proc question cordon's code and its test helper both ask: has a process ended?); and the
+// closing of the descriptors a forked child inherited.
 #pragma once
 
 #include <fcntl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <utility>
@@ -66,6 +69,31 @@ inline bool is_zombie(int pid) {
   if (!stat) return false;
   auto paren = stat->rfind(')');
   return paren != std::string::npos && paren + 2 < stat->size() && (*stat)[paren + 2] == 'Z';
+}
+
+/// Closes every descriptor from 3 up but the `n` in `keep` (sorted here; negative ones are
+/// ignored). For a process forked or cloned from cordon, which holds copies of all of cordon's
+/// descriptors, among them another thread's file open for writing: no one could execute that
+/// file while the copy lives (ETXTBSY). Raw system calls only: async-signal-safe.
+inline void close_all_but(int* keep, std::size_t n) noexcept {
+  for (std::size_t i = 1; i < n; ++i)
+    for (std::size_t j = i; j > 0 && keep[j - 1] > keep[j]; --j) {
+      int t = keep[j];
+      keep[j] = keep[j - 1];
+      keep[j - 1] = t;
+    }
+  auto close_range = [](unsigned first, unsigned last) {
+    if (::syscall(SYS_close_range, first, last, 0U) == 0 || errno != ENOSYS) return;
+    for (unsigned fd = first; fd <= last && fd < 65536; ++fd) ::close(static_cast<int>(fd));
+  };
+  unsigned from = 3;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (keep[i] < 0 || static_cast<unsigned>(keep[i]) < from) continue;
+    auto fd = static_cast<unsigned>(keep[i]);
+    if (fd > from) close_range(from, fd - 1);
+    from = fd + 1;
+  }
+  close_range(from, ~0U);
 }
 
 }  // namespace cordon

@@ -210,7 +210,32 @@ std::vector<std::string> owner_labels() {
           std::string(kHostLabel) + "=" + host_name()};
 }
 
-std::vector<std::string> collect_stale(const Daemon& daemon) {
+std::optional<std::string> deadline_label(
+    const std::optional<std::chrono::steady_clock::time_point>& deadline) {
+  if (!deadline) return std::nullopt;
+  auto left = *deadline - std::chrono::steady_clock::now();
+  auto at = std::chrono::system_clock::now() +
+            std::chrono::duration_cast<std::chrono::system_clock::duration>(left);
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(at.time_since_epoch()).count();
+  return std::string(kDeadlineLabel) + "=" + std::to_string(ms);
+}
+
+bool spared(const json::object& listed, Sweep sweep, std::int64_t now_ms) {
+  if (sweep == Sweep::all) return false;
+  const auto* state = listed.if_contains("State");
+  if (!state || !state->is_string() || state->as_string() != "running") return false;
+  const auto* labels = listed.if_contains("Labels");
+  if (!labels || !labels->is_object()) return false;
+  std::string text = label(labels->as_object(), kDeadlineLabel);
+  if (text.empty() || text.size() > 18 || text.find_first_not_of("0123456789") != std::string::npos)
+    return false;
+  return std::stoll(text) > now_ms;
+}
+
+std::vector<std::string> collect_stale(const Daemon& daemon, Sweep sweep) {
+  auto now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                    std::chrono::system_clock::now().time_since_epoch())
+                    .count();
   std::vector<std::string> removed;
   std::string filter = R"({"label":[")" + std::string(kRunLabel) + R"("]})";
   Response r = daemon.call("GET", "/containers/json?all=1&filters=" + url_encode(filter));
@@ -223,7 +248,7 @@ std::vector<std::string> collect_stale(const Daemon& daemon) {
     const auto* labels = c.as_object().if_contains("Labels");
     const auto* id = c.as_object().if_contains("Id");
     if (!labels || !labels->is_object() || !id || !id->is_string()) continue;
-    if (!owner_gone(labels->as_object())) continue;
+    if (!owner_gone(labels->as_object()) || spared(c.as_object(), sweep, now_ms)) continue;
     std::string cid(id->as_string());
     Response d = daemon.call("DELETE", "/containers/" + cid + "?force=1&v=1");
     if (d.status == 204 || d.status == 404)

@@ -6,7 +6,9 @@
 #include <boost/json/object.hpp>
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -22,6 +24,9 @@ inline constexpr const char* kRunLabel = "cordon.run";
 inline constexpr const char* kPidLabel = "cordon.pid";
 inline constexpr const char* kStartLabel = "cordon.pid_start";
 inline constexpr const char* kHostLabel = "cordon.host";
+/// When a one-shot run's container ends at the latest (its waiter kills the command there):
+/// milliseconds since the epoch. A pooled container has none.
+inline constexpr const char* kDeadlineLabel = "cordon.deadline";
 
 /// A created container, removed (forced) when the object goes away.
 class Container {
@@ -93,8 +98,23 @@ std::vector<std::string> owner_labels();
 /// process (another start time). Reads /proc.
 bool owner_gone(const boost::json::object& labels);
 
-/// Removes every cordon container whose creating process on this host is gone. Returns a line
-/// per container removed. Throws Error CRD1005 when the daemon does not answer.
-std::vector<std::string> collect_stale(const Daemon& daemon);
+/// The deadline label ("cordon.deadline=MS") of a run that ends at `deadline`, on the wall
+/// clock now; nullopt without a deadline.
+std::optional<std::string> deadline_label(
+    const std::optional<std::chrono::steady_clock::time_point>& deadline);
+
+/// Which containers of a gone creator are removed: every one (`cordon gc`, a lost job), or
+/// those that are not running or have no deadline ahead (a process's first run against a
+/// daemon: a killed cordon's command that its waiter still bounds may finish its work).
+enum class Sweep { all, spare_bounded };
+
+/// Whether a container of a gone creator, as GET /containers/json lists it, stays under
+/// `sweep` at `now_ms` (milliseconds since the epoch). Pure.
+bool spared(const boost::json::object& listed, Sweep sweep, std::int64_t now_ms);
+
+/// Removes the cordon containers whose creating process on this host is gone, all or as
+/// `sweep` says. Returns a line per container removed. Throws Error CRD1005 when the daemon
+/// does not answer.
+std::vector<std::string> collect_stale(const Daemon& daemon, Sweep sweep = Sweep::all);
 
 }  // namespace cordon::docker

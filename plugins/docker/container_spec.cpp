@@ -248,10 +248,7 @@ ContainerSpec make_spec(const SpecInput& in) {
   spec.home = plan.policy.filesystem.home == HomeMode::host && !plan.host_home.empty()
                   ? plan.host_home.string()
                   : std::string(kPrivateHome);
-  spec.mounts = host_mounts(plan, in.settings, in.write_paths);
-  std::vector<BlockedPath> masked = in.blocked;
-  masked.insert(masked.end(), in.own_state.begin(), in.own_state.end());
-  for (auto& pin : pins_for(spec.mounts, masked)) spec.mounts.push_back(std::move(pin));
+  spec.mounts = in.mounts;
   json::object labels{{"cordon.run", in.run_id}};
   for (const auto& l : in.labels) labels[l.substr(0, l.find('='))] = l.substr(l.find('=') + 1);
   bool has_stdin = plan.stdin_data.has_value();

@@ -38,9 +38,10 @@ struct SpecInput {
   const Plan& plan;
   const Settings& settings;
   std::string run_id;
-  std::string user;                      ///< "uid:gid" or a name: never root
-  std::vector<std::string> image_env;    ///< the image's own ENV ("K=V")
-  std::vector<std::string> write_paths;  ///< filesystem.write paths that exist, workspace excluded
+  std::string user;                    ///< "uid:gid" or a name: never root
+  std::vector<std::string> image_env;  ///< the image's own ENV ("K=V")
+  /// The run's mounts: host_mounts() and the pins_for() the masked paths in them.
+  std::vector<HostMount> mounts;
   std::vector<BlockedPath> blocked;
   std::string mask_file;                ///< an empty mode-000 root-owned file on the host
   std::string mask_dir;                 ///< an empty mode-000 root-owned directory on the host

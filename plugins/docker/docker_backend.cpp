@@ -85,7 +85,6 @@ void check_runtime(const Daemon& daemon, const std::string& runtime) {
 // cordon's own state as it must be hidden.
 struct HostSide {
   SourceIdentities held;
-  std::vector<std::string> write_paths;
   std::vector<HostMount> mounts;  ///< the host mounts and the pins of the masked paths
   std::vector<BlockedPath> blocked;
   std::vector<BlockedPath> own;
@@ -99,8 +98,7 @@ HostSide hold_host_side(const Plan& plan, const Settings& settings, const Masks&
             {waiter.host_path, waiter}};
   std::string ws = plan.workspace.string();
   h.held.emplace(ws, source_identity({ws, "workspace"}));
-  h.write_paths = existing_write_paths(plan, notes, h.held);
-  h.mounts = host_mounts(plan, settings, h.write_paths);
+  h.mounts = host_mounts(plan, settings, existing_write_paths(plan, notes, h.held));
   h.own = own_state(plan);
   refuse_mounts_of_own_state(h.mounts, paths_of(h.own));
   note_missing_state(plan, h.mounts, notes);
@@ -213,10 +211,11 @@ std::shared_ptr<const Daemon> DockerBackend::daemon_for(const Endpoint& ep) {
     sweep = !collected_[key];
     collected_[key] = true;
   }
-  // Containers of a cordon that was killed mid-run go on the next run.
+  // Containers of a cordon that was killed mid-run go on the next run, but for a command its
+  // waiter still bounds by its deadline: it may finish its work, as it would have.
   if (sweep) {
     try {
-      for (const auto& line : collect_stale(*daemon))
+      for (const auto& line : collect_stale(*daemon, Sweep::spare_bounded))
         cordon::log::info(log(), "removed stale " + line);
     } catch (const std::exception& e) {
       cordon::log::warn(log(), std::string("could not collect stale containers: ") + e.what());
@@ -304,16 +303,18 @@ void DockerBackend::execute(const Plan& plan, OutputSink& sink, RunResult& resul
   // Each stage of making the container looks at the stop request and the deadline; the
   // daemon's calls that may wait (attach, wait, start) poll them.
   if (abandon()) throw Cancelled();
+  std::vector<std::string> labels = owner_labels();
+  if (auto deadline = deadline_label(plan.deadline)) labels.push_back(std::move(*deadline));
   SpecInput in{plan,
                settings,
                run_id,
                container_user(settings, host.held.at(plan.workspace.string())),
                std::move(image.env),
-               std::move(host.write_paths),
+               std::move(host.mounts),
                std::move(host.blocked),
                masks.file.host_path,
                masks.dir.host_path,
-               owner_labels(),
+               std::move(labels),
                std::move(exec_masks),
                std::move(mounted.masks),
                seccomp,

@@ -22,7 +22,7 @@ json::object without_run(const json::object& body) {
   b.erase("OpenStdin");
   b.erase("StdinOnce");
   if (auto* labels = b.if_contains("Labels"); labels && labels->is_object())
-    labels->as_object().erase(kRunLabel);
+    for (const char* run_only : {kRunLabel, kDeadlineLabel}) labels->as_object().erase(run_only);
   return b;
 }
 
@@ -31,6 +31,10 @@ json::object without_run(const json::object& body) {
 json::object waiter_body(const json::object& body, const std::string& waiter_path,
                          const std::string& run_label) {
   json::object b = without_run(body);
+  // A one-shot run's deadline stays: the sweep of a dead cordon's containers reads it.
+  if (const auto* labels = body.if_contains("Labels"); labels && labels->is_object())
+    if (const auto* deadline = labels->as_object().if_contains(kDeadlineLabel))
+      b["Labels"].as_object()[kDeadlineLabel] = *deadline;
   b["Cmd"] = json::array{kWaiterTarget};
   b["AttachStdin"] = true;
   b["OpenStdin"] = true;
@@ -69,7 +73,8 @@ std::unique_ptr<Container> WarmPool::take(const json::object& body, std::uint32_
   {
     std::lock_guard lock(mutex_);
     auto& shelf = shelves_[key];
-    if (shelf.body.empty()) shelf.body = waiter_body(body, waiter_path_, "pool-" + new_run_id());
+    if (shelf.body.empty())
+      shelf.body = waiter_body(without_run(body), waiter_path_, "pool-" + new_run_id());
     // One run of a body says nothing of the next: warming N containers for it would compete
     // with its own start and, in a one-shot process, be removed unused before it exits. A
     // second run shows a caller that runs again.

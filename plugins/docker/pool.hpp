@@ -20,7 +20,8 @@ namespace cordon::docker {
 
 /// The create body of a container for a run's `body` (make_spec()): the waiter as the command
 /// and pid 1 (from `waiter_path` on the host, bind-mounted read-only), stdin open, the run label
-/// `run_label`. Every container is made so, pooled ("pool-…") or one-shot (the run id). Pure.
+/// `run_label`, and the body's deadline label if any. Every container is made so, pooled
+/// ("pool-…", made without a deadline) or one-shot (the run id). Pure.
 boost::json::object waiter_body(const boost::json::object& body, const std::string& waiter_path,
                                 const std::string& run_label);
 

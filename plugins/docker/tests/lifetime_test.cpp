@@ -101,7 +101,47 @@ std::string collect(const TempDir& ws) {
   return r.out + r.err;
 }
 
+// The exit status of another `cordon run --backend docker -- true`: a new process, whose first
+// run against the daemon sweeps what dead cordons left.
+int another_run(const TempDir& ws) {
+  escape::SpawnOptions o;
+  o.argv = {CORDON_CLI,     "run",      "--backend",    "docker",      "--config",
+            cli_config(ws), "--policy", cli_policy(ws), "--workspace", ws.path().string(),
+            "--",           "true"};
+  auto r = escape::run_process(o);
+  INFO(r.err);
+  return r.status;
+}
+
 }  // namespace
+
+TEST_CASE("lifetime: a first run's sweep spares only a running container with a deadline ahead",
+          "[unit][gc]") {
+  auto listed = [](const char* state, const char* deadline) {
+    boost::json::object labels{{"cordon.run", "r1"}};
+    if (deadline != nullptr) labels[kDeadlineLabel] = deadline;
+    return boost::json::object{{"State", state}, {"Labels", std::move(labels)}};
+  };
+  const std::int64_t now = 1'800'000'000'000;
+  CHECK(spared(listed("running", "1800000005000"), Sweep::spare_bounded, now));
+  // Removed: past its deadline, stopped, without a deadline (pooled), a label not a number,
+  // and every one when `cordon gc` asks.
+  CHECK_FALSE(spared(listed("running", "1799999995000"), Sweep::spare_bounded, now));
+  CHECK_FALSE(spared(listed("exited", "1800000005000"), Sweep::spare_bounded, now));
+  CHECK_FALSE(spared(listed("running", nullptr), Sweep::spare_bounded, now));
+  CHECK_FALSE(spared(listed("running", "soon"), Sweep::spare_bounded, now));
+  CHECK_FALSE(spared(listed("running", "1800000005000"), Sweep::all, now));
+  // The label says when a run's deadline falls on the wall clock.
+  auto label = deadline_label(Clock::now() + 10s);
+  REQUIRE(label);
+  auto ms = std::stoll(label->substr(label->find('=') + 1));
+  auto wall = std::chrono::duration_cast<std::chrono::milliseconds>(
+                  std::chrono::system_clock::now().time_since_epoch())
+                  .count();
+  CHECK(ms > wall + 9000);
+  CHECK(ms < wall + 11000);
+  CHECK_FALSE(deadline_label(std::nullopt));
+}
 
 TEST_CASE("lifetime: a container's creator is gone when its pid is dead, a zombie or reused",
           "[unit][gc]") {
@@ -183,10 +223,12 @@ TEST_CASE("lifetime: a command that ends before the deadline completes without c
   if (!docker_ready()) return;
   TempDir ws;
   // Both ways: the waiter kills at the deadline, not before it. cordon dies at about 1 s; the
-  // command finishes its work at about 3 s, well within its 20 s.
+  // command finishes its work at about 5 s, well within its 20 s.
   auto [pid, started] =
-      run_and_kill(ws, "20s", "touch " + (ws / "began") + "; sleep 3; echo done > " + (ws / "done"),
+      run_and_kill(ws, "20s", "touch " + (ws / "began") + "; sleep 5; echo done > " + (ws / "done"),
                    ws / "began");
+  // Another cordon's first run sweeps the containers of dead cordons: not this one yet.
+  CHECK(another_run(ws) == 0);
   auto stopped = stopped_after(pid, started, 60s);
   INFO("the container stopped " << stopped.count() << " ms after cordon started");
   CHECK(read_file(ws / "done") == "done\n");

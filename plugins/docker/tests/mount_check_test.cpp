@@ -75,7 +75,7 @@ struct Prepared {
                  "mountcheck",
                  container_user(settings, identities.at(ws)),
                  {},
-                 writes,
+                 mounts,
                  blocked_paths(plan, notes),
                  mask_file,
                  mask_dir,

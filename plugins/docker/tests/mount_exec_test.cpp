@@ -101,7 +101,9 @@ TEST_CASE("container_spec: no private tmpfs hides a granted mount, the report sa
   Settings s;
   s.image = "img";
   s.mounts = {{"/data", "/data/", false}};
-  SpecInput in{plan, s, "run1", "1000:1000", {}, {"/tmp"}, {}, "/m/f", "/m/d", {}, {}, {}, {}, {}};
+  SpecInput in{plan, s,      "run1", "1000:1000", {}, host_mounts(plan, s, {"/tmp"}),
+               {},   "/m/f", "/m/d", {},          {}, {},
+               {},   {}};
   auto spec = make_spec(in);
   const auto& hc = spec.body.at("HostConfig").as_object();
   CHECK_FALSE(hc.at("Tmpfs").as_object().contains("/tmp"));
@@ -116,11 +118,12 @@ TEST_CASE("container_spec: no private tmpfs hides a granted mount, the report sa
         "read-only root; writable: /ws, /tmp, the private HOME; /tmp is the "
         "host's");
   // The other way: without the grant, /tmp is the private tmpfs.
-  in.write_paths.clear();
+  in.mounts = host_mounts(plan, s, {});
   auto private_tmp = make_spec(in);
   CHECK(private_tmp.body.at("HostConfig").as_object().at("Tmpfs").as_object().contains("/tmp"));
   // A mount at the private HOME would be hidden by its tmpfs: refused.
   s.mounts = {{"/data", kPrivateHome, false}};
+  in.mounts = host_mounts(plan, s, {});
   try {
     make_spec(in);
     FAIL("a mount at the private HOME was accepted");
@@ -138,8 +141,20 @@ TEST_CASE("container_spec: a mask at a mount's own target replaces the mount", "
   Settings s;
   s.image = "img";
   s.mounts = {{"/host/tool", "/opt/tool", false}};
-  SpecInput in{plan,   s,  "run1",        "1000:1000",   {}, {}, {}, "/m/f",
-               "/m/d", {}, {"/opt/tool"}, {"/opt/tool"}, {}, {}};
+  SpecInput in{plan,
+               s,
+               "run1",
+               "1000:1000",
+               {},
+               host_mounts(plan, s, {}),
+               {},
+               "/m/f",
+               "/m/d",
+               {},
+               {"/opt/tool"},
+               {"/opt/tool"},
+               {},
+               {}};
   auto spec = make_spec(in);
   const auto& mounts = spec.body.at("HostConfig").as_object().at("Mounts").as_array();
   REQUIRE(mounts.size() == 2);  // the workspace, and one mask at /opt/tool

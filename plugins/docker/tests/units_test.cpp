@@ -191,8 +191,20 @@ TEST_CASE("container_spec: every clause maps to a daemon setting", "[unit]") {
   plan.env = {{"PATH", "/bin"}, {"A", "1"}};
   Settings s;
   s.image = "img";
-  SpecInput in{plan,   s,  "run1", "1000:1000", {"PATH=/x", "SECRET=1"},   {}, {}, "/m/f",
-               "/m/d", {}, {},     {},          seccomp_profile("x86_64"), {}};
+  SpecInput in{plan,
+               s,
+               "run1",
+               "1000:1000",
+               {"PATH=/x", "SECRET=1"},
+               host_mounts(plan, s, {}),
+               {},
+               "/m/f",
+               "/m/d",
+               {},
+               {},
+               {},
+               seccomp_profile("x86_64"),
+               {}};
   in.blocked = {{"/ws/secret", true, false}, {"/etc/shadow", true, false}};
   auto spec = make_spec(in);
   auto text = boost::json::serialize(spec.body);

@@ -72,12 +72,29 @@ std::vector<std::string> writable_dirs(const Plan& plan) {
   return out;
 }
 
+// Throws CRD4004 when the masked `path` passes through a symlink the command could replace (in
+// one of the `writable` directories): the mask would be bound to whatever the link names when
+// the container starts. Refused here, on the host, with the link named.
+void refuse_masked_link(const char* what, const std::string& path,
+                        const std::vector<std::string>& writable, const char* hint) {
+  if (path.empty() || path.front() != '/') return;
+  ResolvedPath r = resolve_path(path, LinkRule::outside_bases, writable);
+  if (!r.refused) return;
+  throw Error(code::kPathEscape,
+              std::string(what) + " '" + path + "' passes through the symlink '" + r.refused->path +
+                  "' -> '" + r.refused->target +
+                  "' inside a writable directory: its mask cannot be bound to what it names",
+              hint);
+}
+
 }  // namespace
 
 std::vector<BlockedPath> blocked_paths(const Plan& plan, std::vector<std::string>& notes) {
   std::vector<BlockedPath> out;
   std::vector<std::string> writable = writable_dirs(plan);
   for (const auto& b : plan.policy.filesystem.blocked) {
+    refuse_masked_link("blocked path", b, writable,
+                       "remove the symlink, or name the real path in the policy");
     BlockedPath p{b, false, false};
     struct stat st {};
     if (!b.empty() && b.front() == '/' && ::lstat(b.c_str(), &st) == 0) {
@@ -96,6 +113,7 @@ std::vector<BlockedPath> blocked_paths(const Plan& plan, std::vector<std::string
 
 std::vector<BlockedPath> own_state(const Plan& plan) {
   std::vector<BlockedPath> out;
+  std::vector<std::string> writable = writable_dirs(plan);
   auto add = [&out](const std::string& path) {
     struct stat st {};
     if (path.empty() || path.front() != '/' || ::lstat(path.c_str(), &st) != 0) return;
@@ -106,6 +124,11 @@ std::vector<BlockedPath> own_state(const Plan& plan) {
   for (const auto& p : plan.protected_paths) {
     std::string path = p.lexically_normal().string();
     while (path.size() > 1 && path.back() == '/') path.pop_back();
+    // Cordon's own state is mostly the policy's own files, named on the command line or by
+    // extends.
+    refuse_masked_link("cordon's own state", path, writable,
+                       "name the policy file (--policy) and the files it extends by their real "
+                       "paths, or remove the symlink");
     add(path);
     std::error_code ec;
     auto real = fs::weakly_canonical(path, ec);

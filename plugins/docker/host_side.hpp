@@ -29,10 +29,14 @@ std::vector<std::string> existing_write_paths(const Plan& plan, std::vector<std:
 
 /// The policy's blocked paths as they are on the host, with the other names (hard links) of
 /// their files (other_names_to_mask); a note for a blocked directory too large to check all.
+/// Throws CRD4004 for one that passes through a symlink in a writable directory (the command
+/// could swap it), naming the link.
 std::vector<BlockedPath> blocked_paths(const Plan& plan, std::vector<std::string>& notes);
 
 /// cordon's own state (plan.protected_paths) that exists on the host, each as given and, when a
-/// link on the way leads elsewhere, as it really is: what a mount must not show.
+/// link on the way leads elsewhere, as it really is: what a mount must not show. Throws CRD4004
+/// for one that passes through a symlink in a writable directory (a policy file named through
+/// a link in the workspace), naming the link.
 std::vector<BlockedPath> own_state(const Plan& plan);
 
 /// The paths of `paths`. Pure.

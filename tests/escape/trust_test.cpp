@@ -374,6 +374,10 @@ TEST_CASE("escape: a policy named through a link the command could swap is refus
   INFO(ran.describe());
   CHECK(ran.proc.status == 125);
   CHECK((ran.error_code() == "CRD1003" || ran.error_code() == "CRD4004"));
+  // Refused on the host before anything starts, naming the link and what to do instead.
+  std::string said = ran.describe();
+  CHECK(said.find("passes through the symlink") != std::string::npos);
+  CHECK(said.find("by their real paths") != std::string::npos);
   CHECK_FALSE(std::filesystem::exists(s.ws() + "/ran.txt"));
   CHECK(std::filesystem::is_symlink(link));
 }

@@ -17,6 +17,7 @@
 #include <string>
 #include <thread>
 
+#include "busy_file.hpp"
 #include "policy_test_support.hpp"
 #include "runtime_test_support.hpp"
 
@@ -37,27 +38,6 @@ void write_script(const std::string& path) {
   REQUIRE(::chmod(path.c_str(), 0755) == 0);
 }
 
-// A process that opens `path` for writing, says so, holds it for `hold`, and exits.
-pid_t hold_for_writing(const std::string& path, std::chrono::milliseconds hold) {
-  int ready[2];
-  REQUIRE(::pipe(ready) == 0);
-  pid_t pid = ::fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    int fd = ::open(path.c_str(), O_WRONLY);
-    char byte = fd >= 0 ? 1 : 0;
-    (void)!::write(ready[1], &byte, 1);
-    ::usleep(static_cast<useconds_t>(hold.count() * 1000));
-    ::_exit(0);
-  }
-  ::close(ready[1]);
-  char byte = 0;
-  REQUIRE(::read(ready[0], &byte, 1) == 1);
-  ::close(ready[0]);
-  REQUIRE(byte == 1);
-  return pid;
-}
-
 // The exit status of a child that executes `path` patiently; 100 + errno when it cannot.
 int patient_exec_status(const std::string& path) {
   pid_t pid = ::fork();
@@ -71,11 +51,6 @@ int patient_exec_status(const std::string& path) {
   REQUIRE(::waitpid(pid, &status, 0) == pid);
   REQUIRE(WIFEXITED(status));
   return WEXITSTATUS(status);
-}
-
-void reap(pid_t pid) {
-  ::kill(pid, SIGKILL);
-  ::waitpid(pid, nullptr, 0);
 }
 
 // Says when the command has printed "up".
@@ -96,13 +71,15 @@ TEST_CASE("sdk: a program held open for writing a moment is executed once free, 
   test::TempDir dir;
   std::string script = (dir.path() / "script").string();
   write_script(script);
-  pid_t holder = hold_for_writing(script, 150ms);
+  pid_t holder = testing::hold_for_writing(script, 150);
+  REQUIRE(holder > 0);
   CHECK(patient_exec_status(script) == kScriptStatus);
-  reap(holder);
+  testing::let_go(holder);
   // A file that stays open for writing is busy, as it is to execve().
-  holder = hold_for_writing(script, 30s);
+  holder = testing::hold_for_writing(script, 30000);
+  REQUIRE(holder > 0);
   CHECK(patient_exec_status(script) == 100 + ETXTBSY);
-  reap(holder);
+  testing::let_go(holder);
 }
 
 TEST_CASE("sdk: a run's supervisor keeps no descriptor of the host's open", "[sdk]") {

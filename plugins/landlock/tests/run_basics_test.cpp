@@ -2,9 +2,15 @@
 #include <cordon/sdk/capabilities.hpp>
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
+
+#include "busy_file.hpp"
 #include "support.hpp"
 
 using namespace cordon;
@@ -47,6 +53,31 @@ TEST_CASE("run: a missing program is CRD5004, a non-executable one CRD5005", "[u
   auto runs = backend().run(make_plan(policy, ws.path(), {"./script"}), c);
   CHECK_FALSE(runs.error);
   CHECK(c.out == "ran\n");
+}
+
+TEST_CASE("run: a program open for writing a moment runs once free, one kept open is CRD5005",
+          "[userns]") {
+  if (!sandbox_available()) return;
+  TempDir ws;
+  auto policy = base_policy(ws.path(), "");
+  write_file(ws / "script", "#!/bin/sh\nexit 7\n", 0755);
+  // A copy of its writer's descriptor lives a moment (a process forked meanwhile).
+  pid_t holder = cordon::testing::hold_for_writing(ws / "script", 300);
+  REQUIRE(holder > 0);
+  CaptureSink a, b;
+  auto ran = backend().run(make_plan(policy, ws.path(), {"./script"}), a);
+  cordon::testing::let_go(holder);
+  INFO((ran.error ? ran.error->message() : std::string()));
+  CHECK_FALSE(ran.error);
+  CHECK(ran.exit_code == 7);
+  // A file that is still being written is busy, as for execve().
+  holder = cordon::testing::hold_for_writing(ws / "script", 30000);
+  REQUIRE(holder > 0);
+  auto busy = backend().run(make_plan(policy, ws.path(), {"./script"}), b);
+  cordon::testing::let_go(holder);
+  REQUIRE(busy.error);
+  CHECK(busy.error->code() == "CRD5005");
+  CHECK(busy.error->message().find(std::strerror(ETXTBSY)) != std::string::npos);
 }
 
 TEST_CASE("run: stdout and stderr stream separately, stdin is the plan's or empty", "[userns]") {

@@ -85,11 +85,12 @@ bool flag(const json::object& o, const char* key) {
   auto* v = o.if_contains(key);
   return v && v->is_bool() && v->get_bool();
 }
-std::string text(const json::object& o, const char* key) {
+}  // namespace
+
+std::string string_member(const json::object& o, const char* key) {
   auto* v = o.if_contains(key);
   return v && v->is_string() ? std::string(v->get_string()) : std::string();
 }
-}  // namespace
 
 RunResult result_from_json(const json::object& o) {
   RunResult r;
@@ -112,13 +113,15 @@ RunResult result_from_json(const json::object& o) {
   if (auto* rep = o.if_contains("report"); rep && rep->is_array())
     for (const auto& e : rep->get_array())
       if (e.is_object())
-        r.report.push_back({text(e.get_object(), "capability"), text(e.get_object(), "mechanism")});
+        r.report.push_back({string_member(e.get_object(), "capability"),
+                            string_member(e.get_object(), "mechanism")});
   if (auto* notes = o.if_contains("notes"); notes && notes->is_array())
     for (const auto& n : notes->get_array())
       if (n.is_string()) r.notes.emplace_back(n.get_string());
   if (auto* e = o.if_contains("error"); e && e->is_object())
-    r.error = Error(text(e->get_object(), "code"), text(e->get_object(), "message"),
-                    text(e->get_object(), "hint"));
+    r.error =
+        Error(string_member(e->get_object(), "code"), string_member(e->get_object(), "message"),
+              string_member(e->get_object(), "hint"));
   return r;
 }
 

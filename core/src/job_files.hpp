@@ -50,4 +50,10 @@ struct SupervisorRef {
 /// The supervisor supervisor.json of `dir` names, or nullopt when there is none yet.
 std::optional<SupervisorRef> supervisor_of(const PrivateDir& dir);
 
+/// The string member `key` of `o`, or "" when it is missing or not a string.
+std::string string_member(const boost::json::object& o, const char* key);
+
+/// True once a job is no longer running.
+inline bool ended(JobStatus s) { return s != JobStatus::running; }
+
 }  // namespace cordon::detail

@@ -53,11 +53,6 @@ std::vector<std::string> strings_of(const json::object& o, const char* key) {
   return out;
 }
 
-std::string text_of(const json::object& o, const char* key) {
-  auto* v = o.if_contains(key);
-  return v && v->is_string() ? std::string(v->get_string()) : std::string();
-}
-
 // Names from env.pass, with the starting caller's values: the supervisor has no caller env.
 std::map<std::string, std::string> passed_env(const Policy& p) {
   std::map<std::string, std::string> env;
@@ -101,9 +96,9 @@ JobInfo info_of(const std::string& id, const PrivateDir& dir) {
   info.dir = dir.path();
   info.log = dir.path() / detail::kLogFile;
   info.argv = strings_of(*job, "argv");
-  info.workspace = text_of(*job, "workspace");
-  info.backend = text_of(*job, "backend");
-  info.policy_name = text_of(*job, "policy_name");
+  info.workspace = detail::string_member(*job, "workspace");
+  info.backend = detail::string_member(*job, "backend");
+  info.policy_name = detail::string_member(*job, "policy_name");
   info.created =
       std::chrono::system_clock::time_point(std::chrono::milliseconds(int_of(*job, "created_ms")));
   auto sup = detail::supervisor_of(dir);
@@ -120,8 +115,6 @@ JobInfo info_of(const std::string& id, const PrivateDir& dir) {
   }
   return info;
 }
-
-bool ended(JobStatus s) { return s != JobStatus::running; }
 
 }  // namespace
 
@@ -289,7 +282,7 @@ JobInfo JobManager::wait(const std::string& id, std::optional<Duration> timeout)
   for (;;) {
     JobInfo info = status(id);
     auto now = std::chrono::steady_clock::now();
-    if (ended(info.status) || (deadline && now >= *deadline)) return info;
+    if (detail::ended(info.status) || (deadline && now >= *deadline)) return info;
     auto step = exited.fd >= 0 ? 100ms : pause;
     if (deadline)
       step = std::min(step, std::chrono::ceil<std::chrono::milliseconds>(*deadline - now));

@@ -41,7 +41,7 @@ const json::value& member(const json::object& o, const char* key) {
   return *v;
 }
 
-std::string text(const json::object& o, const char* key) {
+std::string required_text(const json::object& o, const char* key) {
   const auto& v = member(o, key);
   if (!v.is_string()) malformed(std::string("'") + key + "' is not a string");
   return std::string(v.get_string());
@@ -122,13 +122,13 @@ SupervisorSpec decode_spec(const std::string& text_in) {
   const auto& format = member(o, "format");
   if (!format.is_int64() || format.get_int64() != kFormat) malformed("unknown format");
   SupervisorSpec s;
-  s.state_dir = text(o, "state_dir");
-  s.id = text(o, "id");
-  s.policy_toml = text(o, "policy");
+  s.state_dir = required_text(o, "state_dir");
+  s.id = required_text(o, "id");
+  s.policy_toml = required_text(o, "policy");
   s.argv = text_list(member(o, "argv"), "argv");
-  s.workspace = text(o, "workspace");
-  s.host_home = text(o, "host_home");
-  s.backend = text(o, "backend");
+  s.workspace = required_text(o, "workspace");
+  s.host_home = required_text(o, "host_home");
+  s.backend = required_text(o, "backend");
   const auto& env = member(o, "env");
   if (!env.is_object()) malformed("'env' is not an object");
   for (const auto& kv : env.get_object()) {

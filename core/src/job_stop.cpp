@@ -20,13 +20,6 @@ using detail::SupervisorRef;
 
 namespace {
 
-bool ended(JobStatus s) { return s != JobStatus::running; }
-
-std::string text_of(const json::object& o, const char* key) {
-  auto* v = o.if_contains(key);
-  return v && v->is_string() ? std::string(v->get_string()) : std::string();
-}
-
 // SIGTERM carrying the grace in milliseconds (sigqueue's value): the supervisor takes the
 // grace from the signal, never from a file. Sent through a pidfd checked to be the supervisor.
 void ask_to_stop(const SupervisorRef& sup, Duration grace) {
@@ -46,7 +39,7 @@ detail::LostJob lost_job_of(const PrivateDir& dir) {
   detail::LostJob lost;
   auto job = detail::read_json(dir, detail::kJobFile);
   if (job) {
-    lost.backend = text_of(*job, "backend");
+    lost.backend = detail::string_member(*job, "backend");
     if (auto* s = job->if_contains("settings"); s && s->is_object()) lost.settings = s->as_object();
     if (auto* dirs = job->if_contains("plugin_dirs"); dirs && dirs->is_array())
       for (const auto& d : dirs->get_array())
@@ -71,7 +64,7 @@ std::optional<JobManager::PendingStop> JobManager::request_stop(const std::strin
   grace = std::clamp(grace, Duration::zero(), kMaxStopGrace);
   JobInfo info = status(id);
   if (info.status == JobStatus::lost) return PendingStop{id, grace, 0, 0, true};
-  if (ended(info.status)) return std::nullopt;
+  if (detail::ended(info.status)) return std::nullopt;
   auto sup = detail::supervisor_of(dir_of(id)).value_or(SupervisorRef{});
   if (sup.alive()) ask_to_stop(sup, grace);
   return PendingStop{id, grace, sup.pid, sup.ticks, false};
@@ -87,7 +80,7 @@ JobInfo JobManager::finish_stop(const PendingStop& p) {
   }
   JobInfo info = wait(p.id, p.grace + 10s);
   SupervisorRef sup{p.supervisor_pid, p.supervisor_ticks, 0};
-  if (!ended(info.status) && sup.alive()) {
+  if (!detail::ended(info.status) && sup.alive()) {
     ::kill(sup.pid, SIGKILL);  // the supervisor did not finish: its sandbox dies with it
     info = wait(p.id, 5s);
   }
@@ -119,7 +112,7 @@ void JobManager::stop_all(Duration grace) {
 
 void JobManager::remove(const std::string& id) {
   JobInfo info = status(id);
-  if (!ended(info.status))
+  if (!detail::ended(info.status))
     throw Error(code::kJobRunning, "job '" + id + "' is still running",
                 "stop it first with 'cordon job stop " + id + "'");
   std::vector<std::string> lines;
@@ -136,7 +129,7 @@ void JobManager::remove(const std::string& id) {
 std::size_t JobManager::gc(std::vector<std::string>* kept) {
   std::size_t n = 0;
   for (const auto& info : list(true)) {
-    if (!ended(info.status)) continue;
+    if (!detail::ended(info.status)) continue;
     try {
       remove(info.id);
       ++n;

@@ -37,7 +37,7 @@ std::optional<std::string> untrusted_reason(uid_t owner, mode_t mode, uid_t euid
 
 namespace {
 
-[[noreturn]] void untrusted(const fs::path& path, const std::string& why) {
+[[noreturn]] void refuse_untrusted(const fs::path& path, const std::string& why) {
   throw Error(code::kUntrustedState,
               "'" + path.string() + "' " + why +
                   ": cordon keeps its own state only where no other user can change it",
@@ -64,9 +64,9 @@ struct stat stat_of(int fd, const fs::path& path) {
 }
 
 void verify(const struct stat& st, const fs::path& path, Trust trust) {
-  if (!S_ISDIR(st.st_mode)) untrusted(path, "is not a directory");
+  if (!S_ISDIR(st.st_mode)) refuse_untrusted(path, "is not a directory");
   if (auto why = detail::untrusted_reason(st.st_uid, st.st_mode, ::geteuid(), trust))
-    untrusted(path, *why);
+    refuse_untrusted(path, *why);
 }
 
 // `name` in `parent` as a directory, never through a symlink: O_PATH for a level passed
@@ -78,8 +78,8 @@ OwnedFd open_level(int parent, const std::string& name, const fs::path& path, bo
   int err = errno;
   struct stat st {};
   if (::fstatat(parent, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
-    if (S_ISLNK(st.st_mode)) untrusted(path, "is a symlink");
-    if (!S_ISDIR(st.st_mode)) untrusted(path, "is not a directory");
+    if (S_ISLNK(st.st_mode)) refuse_untrusted(path, "is a symlink");
+    if (!S_ISDIR(st.st_mode)) refuse_untrusted(path, "is not a directory");
   }
   failed("open", path, err);
 }
@@ -214,12 +214,12 @@ OwnedFd PrivateDir::open_file(std::string_view name, int flags) const {
   int f = (flags & ~(O_CREAT | O_EXCL)) | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK;
   OwnedFd fd(::openat(fd_.get(), n.c_str(), f));
   if (!fd && errno == ENOENT) return fd;
-  if (!fd && errno == ELOOP) untrusted(path_ / n, "is a symlink");
+  if (!fd && errno == ELOOP) refuse_untrusted(path_ / n, "is a symlink");
   if (!fd) failed("open", path_ / n, errno);
   struct stat st = stat_of(fd.get(), path_ / n);
-  if (!S_ISREG(st.st_mode)) untrusted(path_ / n, "is not a regular file");
+  if (!S_ISREG(st.st_mode)) refuse_untrusted(path_ / n, "is not a regular file");
   if (auto why = detail::untrusted_reason(st.st_uid, st.st_mode, ::geteuid(), Trust::own))
-    untrusted(path_ / n, *why);
+    refuse_untrusted(path_ / n, *why);
   return fd;
 }
 

@@ -99,6 +99,11 @@ std::string daemon_message(const Response& r) {
   return body;
 }
 
+std::string string_member(const boost::json::object& o, const char* key) {
+  const auto* v = o.if_contains(key);
+  return v && v->is_string() ? std::string(v->get_string()) : std::string();
+}
+
 std::string url_encode(const std::string& text) {
   std::string out;
   for (unsigned char c : text) {

@@ -72,4 +72,7 @@ std::string daemon_message(const Response& r);
 /// Percent-encodes a query value.
 std::string url_encode(const std::string& text);
 
+/// The string member `key` of a daemon's answer, or "" when it is missing or not a string.
+std::string string_member(const boost::json::object& o, const char* key);
+
 }  // namespace cordon::docker

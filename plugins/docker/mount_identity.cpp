@@ -12,6 +12,8 @@
 #include <cstring>
 #include <filesystem>
 
+#include "api.hpp"
+
 namespace cordon::docker {
 
 namespace fs = std::filesystem;
@@ -22,11 +24,6 @@ namespace {
 [[noreturn]] void cannot_check(const SourceToIdentify& source, int err) {
   throw Error(code::kIsolationFailed, "cannot check the mount source '" + source.path + "' (" +
                                           source.why + ") on the host: " + std::strerror(err));
-}
-
-std::string text(const json::object& o, const char* key) {
-  const auto* v = o.if_contains(key);
-  return v && v->is_string() ? std::string(v->get_string()) : std::string();
 }
 
 }  // namespace
@@ -101,9 +98,9 @@ std::vector<MountCheck> mount_checks(const json::object& body, const SourceIdent
   const auto* mounts = hc && hc->is_object() ? hc->as_object().if_contains("Mounts") : nullptr;
   if (!mounts || !mounts->is_array()) return out;
   for (const auto& m : mounts->as_array()) {
-    if (!m.is_object() || text(m.as_object(), "Type") != "bind") continue;
-    std::string source = text(m.as_object(), "Source");
-    std::string target = text(m.as_object(), "Target");
+    if (!m.is_object() || string_member(m.as_object(), "Type") != "bind") continue;
+    std::string source = string_member(m.as_object(), "Source");
+    std::string target = string_member(m.as_object(), "Target");
     auto it = identities.find(source);
     if (it == identities.end())
       throw Error(code::kBackendFault, "the bind mount of '" + source + "' at '" + target +

@@ -20,17 +20,12 @@ bool flag(const json::object& info, const char* key) {
   return v && v->is_bool() && v->get_bool();
 }
 
-std::string text(const json::object& o, const char* key) {
-  const auto* v = o.if_contains(key);
-  return v && v->is_string() ? std::string(v->get_string()) : std::string();
-}
-
 void read_info(const json::object& info, ProbeFacts& f) {
   f.memory = flag(info, "MemoryLimit") && flag(info, "SwapLimit");
   f.pids = flag(info, "PidsLimit");
   f.cpu_quota = flag(info, "CpuCfsQuota");
-  f.init = !text(info, "InitBinary").empty();
-  f.cgroup_version = text(info, "CgroupVersion");
+  f.init = !string_member(info, "InitBinary").empty();
+  f.cgroup_version = string_member(info, "CgroupVersion");
   if (const auto* so = info.if_contains("SecurityOptions"); so && so->is_array())
     for (const auto& o : so->get_array()) {
       if (!o.is_string()) continue;
@@ -51,8 +46,8 @@ ProbeFacts gather_probe_facts(const Endpoint& ep) {
     f.where = ep.display();
     Daemon daemon(ep);
     f.api = daemon.version().str();
-    f.server = text(daemon.version_info(), "Version");
-    f.arch = text(daemon.version_info(), "Arch");
+    f.server = string_member(daemon.version_info(), "Version");
+    f.arch = string_member(daemon.version_info(), "Arch");
     read_info(daemon.json("GET", "/info", code::kServiceUnreachable, "info"), f);
   } catch (const Error& e) {
     f.failure = e.what();

@@ -25,9 +25,8 @@ namespace cordon::landlock {
 
 namespace {
 
-constexpr int kKeeperFailed = 125;
 constexpr unsigned kMfdExec = 0x10U;  // MFD_EXEC (Linux 6.3): executable under vm.memfd_noexec=1
-constexpr std::size_t kStack = 32 * 1024;
+constexpr std::size_t kKeeperStack = 32 * 1024;
 
 // The program in a sealed memfd, opened read-only (a writable descriptor would make execve
 // fail with ETXTBSY); made once per process. -errno when it cannot be.
@@ -132,14 +131,14 @@ pid_t exec_keeper(const KeeperLaunch& l, int* pidfd, bool* unusable) noexcept {
     for (auto& s : args) argv.push_back(s.data());
     argv.push_back(nullptr);
     ChildArgs child{program, {l.socket, l.cordon, l.arena}, last_cap, argv.data()};
-    std::unique_ptr<char[]> stack(new char[kStack]);
+    std::unique_ptr<char[]> stack(new char[kKeeperStack]);
     // Every signal blocked while the child runs on this memory: none of cordon's handlers may
     // run in it, and the program unblocks them itself.
     sigset_t all, old;
     ::sigfillset(&all);
     ::pthread_sigmask(SIG_SETMASK, &all, &old);
     pid_t pid =
-        ::clone(child_main, stack.get() + kStack,
+        ::clone(child_main, stack.get() + kKeeperStack,
                 CLONE_NEWUSER | CLONE_NEWPID | CLONE_VM | CLONE_VFORK | CLONE_PIDFD | SIGCHLD,
                 &child, pidfd);
     int err = errno;

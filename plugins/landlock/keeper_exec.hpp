@@ -43,4 +43,7 @@ pid_t exec_keeper(const KeeperLaunch& launch, int* pidfd, bool* unusable) noexce
 /// network (0/1), root (0/1), cpus (comma-separated, or "-"), uid_map, gid_map ("-": none).
 inline constexpr int kKeeperArgc = 10;
 
+/// The exit status of a keeper that failed before it could report (its program or its fork).
+inline constexpr int kKeeperFailed = 125;
+
 }  // namespace cordon::landlock

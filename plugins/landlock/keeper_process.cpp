@@ -18,13 +18,12 @@
 #include <cstring>
 
 #include "child_util.hpp"
+#include "keeper_exec.hpp"
 #include "mounts.hpp"
 
 namespace cordon::landlock {
 
 namespace {
-
-constexpr int kKeeperFailed = 125;
 
 [[noreturn]] void keeper_failed(int fd, const char* mechanism, const char* what) noexcept {
   send_report(fd, make_report(ChildReport::Kind::setup_failed, errno, mechanism, what));

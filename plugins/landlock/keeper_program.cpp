@@ -16,8 +16,6 @@ namespace {
 
 using cordon::landlock::ChildReport;
 
-constexpr int kKeeperFailed = 125;
-
 bool parse_number(const char* text, unsigned long long& out) {
   if (text == nullptr || *text < '0' || *text > '9') return false;
   char* end = nullptr;

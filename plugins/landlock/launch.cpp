@@ -23,7 +23,7 @@ namespace cordon::landlock {
 
 namespace {
 
-constexpr std::size_t kStack = 64 * 1024;
+constexpr std::size_t kCommandStack = 64 * 1024;
 
 int entrant_entry(void* spec) { run_entrant(*static_cast<const ChildSpec*>(spec)); }
 
@@ -77,7 +77,7 @@ Started start_command(ChildSpec& spec, int cgroup_fd, Keeper& keeper) {
   SharedPid shared;
   if (shared.pid == MAP_FAILED) throw spawn_error("cannot map a page", errno);
   *shared.pid = 0;
-  std::unique_ptr<char[]> stacks(new char[2 * kStack]);  // not zeroed: a few pages are used
+  std::unique_ptr<char[]> stacks(new char[2 * kCommandStack]);  // not zeroed: a few pages are used
   int pair[2];
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0)
     throw spawn_error("cannot create a socket pair", errno);
@@ -85,12 +85,12 @@ Started start_command(ChildSpec& spec, int cgroup_fd, Keeper& keeper) {
   spec.handshake_fd = theirs.get();
   spec.command_pid = shared.pid;
   spec.stack = stacks.get();
-  spec.stack_size = kStack;
+  spec.stack_size = kCommandStack;
   const int dumpable = ::prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
   int status = 0;
   {
     BlockSignals blocked;  // also keeps cordon's handlers out of the entrant until it resets them
-    pid_t entrant = start_entrant(spec, cgroup_fd, stacks.get() + 2 * kStack);
+    pid_t entrant = start_entrant(spec, cgroup_fd, stacks.get() + 2 * kCommandStack);
     if (entrant < 0) throw spawn_error("cannot start the sandbox's entrant", -entrant);
     theirs.reset();                  // the entrant's copy and the command's are the only ones left
     ::waitpid(entrant, &status, 0);  // no signal can interrupt it

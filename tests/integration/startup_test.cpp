@@ -36,7 +36,7 @@ fs::path copy_cordon(const fs::path& root, bool with_yaml_module) {
   return root / "bin" / "cordon";
 }
 
-escape::Exit run(const fs::path& program, std::vector<std::string> args) {
+escape::Exit run_program(const fs::path& program, std::vector<std::string> args) {
   escape::SpawnOptions o;
   o.argv = {program.string()};
   o.argv.insert(o.argv.end(), args.begin(), args.end());
@@ -74,28 +74,28 @@ TEST_CASE("startup: a YAML policy is read by the yaml module, and refused by nam
   write(scratch / "broken.yaml", "version: 1\nfilesystem:\n  read: [/usr\n");
 
   auto with = copy_cordon(scratch / "with", true);
-  auto ok = run(with, {"policy", "check", (scratch / "policy.yaml").string()});
+  auto ok = run_program(with, {"policy", "check", (scratch / "policy.yaml").string()});
   INFO(ok.err);
   CHECK(ok.status == 0);
-  auto broken = run(with, {"policy", "check", (scratch / "broken.yaml").string()});
+  auto broken = run_program(with, {"policy", "check", (scratch / "broken.yaml").string()});
   CHECK(broken.status != 0);
   CHECK(broken.err.find("CRD2002") != std::string::npos);
   CHECK(broken.err.find("broken.yaml:4:1") != std::string::npos);
 
   auto without = copy_cordon(scratch / "without", false);
-  auto refused = run(without, {"policy", "check", (scratch / "policy.yaml").string()});
+  auto refused = run_program(without, {"policy", "check", (scratch / "policy.yaml").string()});
   INFO(refused.err);
   CHECK(refused.status != 0);
   CHECK(refused.err.find("CRD2011") != std::string::npos);
   CHECK(refused.err.find("cordon-policy-yaml.so") != std::string::npos);
   // A TOML policy needs no module.
   write(scratch / "policy.toml", "version = 1\n[filesystem]\nread = [\"/usr\"]\n");
-  CHECK(run(without, {"policy", "check", (scratch / "policy.toml").string()}).status == 0);
+  CHECK(run_program(without, {"policy", "check", (scratch / "policy.toml").string()}).status == 0);
 }
 
 TEST_CASE("startup: cordon links no yaml-cpp, spdlog or fmt library, and its front end none",
           "[startup][cli]") {
-  auto full = run("/usr/bin/ldd", {CORDON_FULL_CLI});
+  auto full = run_program("/usr/bin/ldd", {CORDON_FULL_CLI});
   REQUIRE(full.status == 0);
   CHECK(full.out.find("libcordon-core") != std::string::npos);
   for (const char* lib : {"libyaml-cpp", "libspdlog", "libfmt"}) {
@@ -103,7 +103,7 @@ TEST_CASE("startup: cordon links no yaml-cpp, spdlog or fmt library, and its fro
     CHECK(full.out.find(lib) == std::string::npos);
   }
   if (fs::path(CORDON_CLI) == fs::path(CORDON_FULL_CLI)) return;  // no front end built
-  auto front = run("/usr/bin/ldd", {CORDON_CLI});
+  auto front = run_program("/usr/bin/ldd", {CORDON_CLI});
   INFO(front.out << front.err);
   if (CORDON_FRONT_STATIC) {
     // The front end's point: no loader, no shared object to map, relocate, copy or tear down.
@@ -124,7 +124,7 @@ namespace {
 // Addresses of the front end's functions by name; a name defined more than once (static
 // functions of several files) is left out, its place being ambiguous.
 std::map<std::string, unsigned long long> function_addresses(const std::string& program) {
-  auto nm = run("/usr/bin/nm", {"--defined-only", program});
+  auto nm = run_program("/usr/bin/nm", {"--defined-only", program});
   REQUIRE(nm.status == 0);
   std::map<std::string, unsigned long long> at;
   std::set<std::string> repeated;
@@ -166,7 +166,7 @@ TEST_CASE("startup: the front end lays out the functions of a run side by side, 
   auto [low, high] = std::minmax_element(hot.begin(), hot.end());
   CHECK(*high - *low < (2ull << 20));
   // Relative relocations packed: 2 KB read at the start instead of 180 KB.
-  auto sections = run("/usr/bin/readelf", {"-SW", CORDON_CLI});
+  auto sections = run_program("/usr/bin/readelf", {"-SW", CORDON_CLI});
   REQUIRE(sections.status == 0);
   CHECK(sections.out.find(".relr.dyn") != std::string::npos);
 }

@@ -18,22 +18,12 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The docker CLI against the tests' daemon; its exit status.
-int docker(const std::string& args) {
-  std::string host;
-  if (const char* s = std::getenv("CORDON_TEST_DOCKER_SOCKET"); s && *s)
-    host = std::string("-H unix://") + s + " ";
-  escape::SpawnOptions o;
-  o.argv = {"/bin/sh", "-c", "docker " + host + args + " >/dev/null"};
-  return escape::run_process(o).status;
-}
-
 // The test image with a passwd where toor is uid 0, app is 1234:1234 and wheeler is in group
 // root; made once (docker create, cp, commit).
 std::string ids_image() {
   static const std::string image = [] {
     std::string name = "cordon-test/busybox-ids:1";
-    if (docker("image inspect " + name) == 0) return name;
+    if (docker_cli("image inspect " + name) == 0) return name;
     OwnDir etc;
     write_file(etc / "passwd",
                "root:x:0:0:root:/root:/bin/sh\n"
@@ -43,11 +33,11 @@ std::string ids_image() {
                "nobody:x:65534:65534:nobody:/nonexistent:/bin/sh\n");
     write_file(etc / "group", "root:x:0:wheeler\napp:x:1234:\nwheeler:x:2345:\nnogroup:x:65534:\n");
     std::string box = "cordon-ids-" + std::to_string(::getpid());
-    bool ok = docker("create --name " + box + " " + test_image() + " /bin/true") == 0 &&
-              docker("cp " + (etc / "passwd") + " " + box + ":/etc/passwd") == 0 &&
-              docker("cp " + (etc / "group") + " " + box + ":/etc/group") == 0 &&
-              docker("commit " + box + " " + name) == 0;
-    docker("rm -f " + box);
+    bool ok = docker_cli("create --name " + box + " " + test_image() + " /bin/true") == 0 &&
+              docker_cli("cp " + (etc / "passwd") + " " + box + ":/etc/passwd") == 0 &&
+              docker_cli("cp " + (etc / "group") + " " + box + ":/etc/group") == 0 &&
+              docker_cli("commit " + box + " " + name) == 0;
+    docker_cli("rm -f " + box);
     REQUIRE(ok);
     return name;
   }();

@@ -28,17 +28,12 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-Endpoint endpoint() {
-  const char* s = std::getenv("CORDON_TEST_DOCKER_SOCKET");
-  return resolve_endpoint(s && *s ? s : "", "");
-}
-
 // The run containers labelled cordon.pid=`pid` (not the image's scans), each with whether it
 // is running.
 std::vector<std::pair<std::string, bool>> containers_of(pid_t pid) {
   std::string filter = R"({"label":["cordon.pid=)" + std::to_string(pid) + R"("]})";
   Response r =
-      http_request(endpoint(), "GET", "/containers/json?all=1&filters=" + url_encode(filter));
+      http_request(test_endpoint(), "GET", "/containers/json?all=1&filters=" + url_encode(filter));
   std::vector<std::pair<std::string, bool>> out;
   auto parsed = boost::json::parse(r.body);
   for (const auto& c : parsed.as_array()) {

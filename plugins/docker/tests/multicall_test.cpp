@@ -20,26 +20,16 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The docker CLI against the tests' daemon; its exit status.
-int docker(const std::string& args) {
-  std::string host;
-  if (const char* s = std::getenv("CORDON_TEST_DOCKER_SOCKET"); s && *s)
-    host = std::string("-H unix://") + s + " ";
-  escape::SpawnOptions o;
-  o.argv = {"/bin/sh", "-c", "docker " + host + args + " >/dev/null"};
-  return escape::run_process(o).status;
-}
-
 // The test image with a second copy of its busybox, /usr/sbin/bb (docker create, cp, commit).
 std::string two_busyboxes() {
   static const std::string image = [] {
     std::string name = "cordon-test/busybox-two:1";
-    if (docker("image inspect " + name) == 0) return name;
+    if (docker_cli("image inspect " + name) == 0) return name;
     std::string box = "cordon-two-" + std::to_string(::getpid());
-    bool ok = docker("create --name " + box + " " + test_image() + " /bin/true") == 0 &&
-              docker("cp /bin/busybox " + box + ":/usr/sbin/bb") == 0 &&
-              docker("commit " + box + " " + name) == 0;
-    docker("rm -f " + box);
+    bool ok = docker_cli("create --name " + box + " " + test_image() + " /bin/true") == 0 &&
+              docker_cli("cp /bin/busybox " + box + ":/usr/sbin/bb") == 0 &&
+              docker_cli("commit " + box + " " + name) == 0;
+    docker_cli("rm -f " + box);
     REQUIRE(ok);
     return name;
   }();

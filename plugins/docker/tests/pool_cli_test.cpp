@@ -16,17 +16,12 @@ using namespace std::chrono_literals;
 
 namespace {
 
-Endpoint endpoint() {
-  const char* s = std::getenv("CORDON_TEST_DOCKER_SOCKET");
-  return resolve_endpoint(s && *s ? s : "", "");
-}
-
 // Names of the containers the daemon created for process `pid` between `since` and now.
 std::vector<std::string> created_by(long pid, std::time_t since) {
   std::this_thread::sleep_for(1100ms);  // `until` is whole seconds: let this one pass
   std::string filters = R"({"type":["container"],"event":["create"],"label":["cordon.pid=)" +
                         std::to_string(pid) + R"("]})";
-  Response r = http_request(endpoint(), "GET",
+  Response r = http_request(test_endpoint(), "GET",
                             "/events?since=" + std::to_string(since - 1) +
                                 "&until=" + std::to_string(std::time(nullptr)) +
                                 "&filters=" + url_encode(filters));
@@ -94,6 +89,6 @@ TEST_CASE("pool: 'cordon run' with pool = 2 makes only its own container and lea
   CHECK(names.size() >= 1);            // its own container (and at most the exec-block stat)
   std::string filter = R"({"label":["cordon.pid=)" + std::to_string(pid) + R"("]})";
   Response left =
-      http_request(endpoint(), "GET", "/containers/json?all=1&filters=" + url_encode(filter));
+      http_request(test_endpoint(), "GET", "/containers/json?all=1&filters=" + url_encode(filter));
   CHECK(left.body == "[]\n");
 }

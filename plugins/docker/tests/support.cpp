@@ -16,6 +16,7 @@
 
 #include "api.hpp"
 #include "container.hpp"
+#include "process.hpp"
 
 namespace cordon::docker::test {
 
@@ -28,9 +29,18 @@ std::string env_or(const char* name, const std::string& fallback) {
   return v && *v ? std::string(v) : fallback;
 }
 
+}  // namespace
+
 Endpoint test_endpoint() { return resolve_endpoint(env_or("CORDON_TEST_DOCKER_SOCKET", ""), ""); }
 
-}  // namespace
+int docker_cli(const std::string& args) {
+  std::string host;
+  if (auto socket = env_or("CORDON_TEST_DOCKER_SOCKET", ""); !socket.empty())
+    host = "-H unix://" + socket + " ";
+  escape::SpawnOptions o;
+  o.argv = {"/bin/sh", "-c", "docker " + host + args + " >/dev/null"};
+  return escape::run_process(o).status;
+}
 
 std::string test_image() { return env_or("CORDON_TEST_IMAGE", "cordon-test/busybox:2"); }
 

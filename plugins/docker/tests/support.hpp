@@ -47,6 +47,12 @@ using cordon::testing::write_file;
 
 /// The test image's name.
 std::string test_image();
+
+/// The tests' daemon: CORDON_TEST_DOCKER_SOCKET, else the default endpoint.
+Endpoint test_endpoint();
+
+/// The docker CLI against the tests' daemon with `args` (a shell word list); its exit status.
+int docker_cli(const std::string& args);
 /// The settings table the tests run with: the image and, when given, the socket.
 boost::json::object test_settings();
 

@@ -26,7 +26,7 @@
 namespace escape {
 namespace {
 
-void check(bool ok, const std::string& what) {
+void check_call(bool ok, const std::string& what) {
   if (!ok) throw std::system_error(errno, std::generic_category(), what);
 }
 
@@ -40,14 +40,14 @@ int bind_loopback(const std::string& address, int type, int& port) {
     v4->sin_family = AF_INET;
     len = sizeof *v4;
   } else {
-    check(inet_pton(AF_INET6, address.c_str(), &v6->sin6_addr) == 1, "address " + address);
+    check_call(inet_pton(AF_INET6, address.c_str(), &v6->sin6_addr) == 1, "address " + address);
     v6->sin6_family = AF_INET6;
     len = sizeof *v6;
   }
   int fd = socket(ss.ss_family, type | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  check(fd >= 0, "socket");
-  check(bind(fd, reinterpret_cast<sockaddr*>(&ss), len) == 0, "bind " + address);
-  check(getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &len) == 0, "getsockname");
+  check_call(fd >= 0, "socket");
+  check_call(bind(fd, reinterpret_cast<sockaddr*>(&ss), len) == 0, "bind " + address);
+  check_call(getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &len) == 0, "getsockname");
   port = ntohs(ss.ss_family == AF_INET ? v4->sin_port : v6->sin6_port);
   return fd;
 }
@@ -76,7 +76,7 @@ std::optional<std::string> accept_and_read(int listen_fd, int ms) {
 
 TcpListener::TcpListener(const std::string& address) {
   fd_ = bind_loopback(address, SOCK_STREAM, port_);
-  check(listen(fd_, 16) == 0, "listen");
+  check_call(listen(fd_, 16) == 0, "listen");
 }
 
 TcpListener::~TcpListener() { close(fd_); }
@@ -100,17 +100,17 @@ std::optional<std::string> UdpReceiver::receive(int ms) {
 UnixListener::UnixListener(Kind kind, const std::string& name, mode_t mode) {
   sockaddr_un un{};
   un.sun_family = AF_UNIX;
-  check(name.size() + 2 <= sizeof un.sun_path, "unix socket name too long: " + name);
+  check_call(name.size() + 2 <= sizeof un.sun_path, "unix socket name too long: " + name);
   std::size_t offset = kind == Kind::abstract ? 1 : 0;
   std::memcpy(un.sun_path + offset, name.data(), name.size());
   auto len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + offset + name.size());
   fd_ = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  check(fd_ >= 0, "socket");
-  check(bind(fd_, reinterpret_cast<sockaddr*>(&un), len) == 0, "bind unix " + name);
-  check(listen(fd_, 16) == 0, "listen");
+  check_call(fd_ >= 0, "socket");
+  check_call(bind(fd_, reinterpret_cast<sockaddr*>(&un), len) == 0, "bind unix " + name);
+  check_call(listen(fd_, 16) == 0, "listen");
   if (kind == Kind::path) {
     path_ = name;
-    check(chmod(name.c_str(), mode) == 0, "chmod " + name);
+    check_call(chmod(name.c_str(), mode) == 0, "chmod " + name);
   }
 }
 
@@ -123,7 +123,7 @@ std::optional<std::string> UnixListener::accept_message(int ms) { return accept_
 
 HostSleeper::HostSleeper(const std::string& marker) {
   pid_ = fork();
-  check(pid_ >= 0, "fork");
+  check_call(pid_ >= 0, "fork");
   if (pid_ == 0) {
     const char* argv[] = {marker.c_str(), "600", nullptr};
     execv("/bin/sleep", const_cast<char**>(argv));

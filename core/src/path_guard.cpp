@@ -34,6 +34,20 @@ void refuse_planted_symlink(const std::string& path, const std::vector<std::stri
   }
 }
 
+Error masked_link_refusal(const char* code, MaskedKind kind, const std::string& path,
+                          const LinkStep& link) {
+  bool own = kind == MaskedKind::own_state;
+  // Cordon's own state is mostly the policy's own files, named on the command line or by
+  // extends.
+  return Error(code,
+               std::string(own ? "cordon's own state" : "blocked path") + " '" + path +
+                   "' passes through the symlink '" + link.path + "' -> '" + link.target +
+                   "' inside a writable directory: its mask cannot be bound to what it names",
+               own ? "name the policy file (--policy) and the files it extends by their real "
+                     "paths, or remove the symlink"
+                   : "remove the symlink, or name the real path in the policy");
+}
+
 int open_without_symlinks(const std::string& path) noexcept {
   if (path.empty() || path[0] != '/') {
     errno = EINVAL;

@@ -75,16 +75,11 @@ std::vector<std::string> writable_dirs(const Plan& plan) {
 // Throws CRD4004 when the masked `path` passes through a symlink the command could replace (in
 // one of the `writable` directories): the mask would be bound to whatever the link names when
 // the container starts. Refused here, on the host, with the link named.
-void refuse_masked_link(const char* what, const std::string& path,
-                        const std::vector<std::string>& writable, const char* hint) {
+void refuse_masked_link(MaskedKind kind, const std::string& path,
+                        const std::vector<std::string>& writable) {
   if (path.empty() || path.front() != '/') return;
   ResolvedPath r = resolve_path(path, LinkRule::outside_bases, writable);
-  if (!r.refused) return;
-  throw Error(code::kPathEscape,
-              std::string(what) + " '" + path + "' passes through the symlink '" + r.refused->path +
-                  "' -> '" + r.refused->target +
-                  "' inside a writable directory: its mask cannot be bound to what it names",
-              hint);
+  if (r.refused) throw masked_link_refusal(code::kPathEscape, kind, path, *r.refused);
 }
 
 }  // namespace
@@ -93,8 +88,7 @@ std::vector<BlockedPath> blocked_paths(const Plan& plan, std::vector<std::string
   std::vector<BlockedPath> out;
   std::vector<std::string> writable = writable_dirs(plan);
   for (const auto& b : plan.policy.filesystem.blocked) {
-    refuse_masked_link("blocked path", b, writable,
-                       "remove the symlink, or name the real path in the policy");
+    refuse_masked_link(MaskedKind::blocked, b, writable);
     BlockedPath p{b, false, false};
     struct stat st {};
     if (!b.empty() && b.front() == '/' && ::lstat(b.c_str(), &st) == 0) {
@@ -124,11 +118,7 @@ std::vector<BlockedPath> own_state(const Plan& plan) {
   for (const auto& p : plan.protected_paths) {
     std::string path = p.lexically_normal().string();
     while (path.size() > 1 && path.back() == '/') path.pop_back();
-    // Cordon's own state is mostly the policy's own files, named on the command line or by
-    // extends.
-    refuse_masked_link("cordon's own state", path, writable,
-                       "name the policy file (--policy) and the files it extends by their real "
-                       "paths, or remove the symlink");
+    refuse_masked_link(MaskedKind::own_state, path, writable);
     add(path);
     std::error_code ec;
     auto real = fs::weakly_canonical(path, ec);

@@ -38,24 +38,11 @@ void add_mask(std::vector<HostPath>& out, const HostPath& p, const Writable& w, 
     view.unreachable.push_back(p.path);
 }
 
-[[noreturn]] void refuse_link(const std::string& what, const std::string& p, const LinkStep& l,
-                              const char* hint) {
-  throw Error(code::kIsolationFailed,
-              what + " '" + p + "' passes through the symlink '" + l.path + "' -> '" + l.target +
-                  "' inside a writable directory: its mask cannot be bound to what it names",
-              hint);
-}
-
-constexpr const char* kBlockedLinkHint = "remove the symlink, or name the real path in the policy";
-// Cordon's own state is mostly the policy's own files, named on the command line or by extends.
-constexpr const char* kOwnLinkHint =
-    "name the policy file (--policy) and the files it extends by their real paths, or remove the "
-    "symlink";
-
 void add_blocked(const std::vector<std::string>& given, const Writable& w, HostView& view) {
   for (const auto& p : given) {
     ResolvedPath r = resolve_path(p, LinkRule::outside_bases, w.dirs);
-    if (r.refused) refuse_link("blocked path", p, *r.refused, kBlockedLinkHint);
+    if (r.refused)
+      throw masked_link_refusal(code::kIsolationFailed, MaskedKind::blocked, p, *r.refused);
     if (!r.exists) {
       view.blocked_missing.push_back(p);
       continue;
@@ -94,7 +81,8 @@ void add_own_state(const std::vector<fs::path>& given, const Writable& w, bool w
   for (const auto& path : given) {
     std::string p = path.lexically_normal().string();
     ResolvedPath r = resolve_path(p, LinkRule::outside_bases, w.dirs);
-    if (r.refused) refuse_link("cordon's own state", p, *r.refused, kOwnLinkHint);
+    if (r.refused)
+      throw masked_link_refusal(code::kIsolationFailed, MaskedKind::own_state, p, *r.refused);
     if (!r.exists && creatable(p, w, write_host))
       throw Error(code::kIsolationFailed,
                   "cordon's own state '" + p +

@@ -5,6 +5,7 @@
 // would hand the command the caller's keys. Backends call this before they resolve a policy path.
 #pragma once
 
+#include <cordon/sdk/error.hpp>
 #include <cordon/sdk/export.hpp>
 
 #include <sys/types.h>
@@ -59,6 +60,15 @@ struct ResolvedPath {
 /// searched, is returned with exists = false. Never throws for a path on the host.
 CORDON_API ResolvedPath resolve_path(const std::string& path, LinkRule rule,
                                      const std::vector<std::string>& bases = {});
+
+/// What a backend masks: a blocked path, or cordon's own state (Plan::protected_paths).
+enum class MaskedKind { blocked, own_state };
+
+/// The refusal, with `code`, of a masked `path` that passes through the symlink `link` in a
+/// writable directory (resolve_path()'s `refused`): the command could swap the link, so no mask
+/// can be bound to what it names. Names the link, and says what to name instead.
+CORDON_API Error masked_link_refusal(const char* code, MaskedKind kind, const std::string& path,
+                                     const LinkStep& link);
 
 /// The workspace `path` (absolute) as a command will get it: an existing directory reached
 /// through no symlink but root's system links (LinkRule::trusted_only), so that a link a sandbox

@@ -12,6 +12,7 @@
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <cordon/sdk/owned_fd.hpp>
 
 #include <cerrno>
 #include <cstring>
@@ -169,6 +170,9 @@ void build_tree(const KeeperArgs& a) noexcept {
 }  // namespace
 
 void keeper_main(const KeeperArgs& a) noexcept {
+  // A forked keeper has all of cordon's descriptors: only its two are kept.
+  int mine[2] = {a.socket, a.cordon};
+  close_all_but(mine, 2);
   // Cordon sent it to another CPU to start there; from now on it may use any of cordon's.
   if (a.cpus != nullptr) ::sched_setaffinity(0, sizeof(cpu_set_t), a.cpus);
   // The execve reset cordon's handlers; a signal cordon ignores stays ignored, which changes

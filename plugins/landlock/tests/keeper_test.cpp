@@ -129,24 +129,24 @@ TEST_CASE("keeper: started either way, it makes its namespaces and dies when dis
   }
 }
 
-TEST_CASE("keeper: started from its program, it keeps none of cordon's descriptors",
-          "[userns][keeper]") {
+TEST_CASE("keeper: started either way, it keeps none of cordon's descriptors", "[userns][keeper]") {
   if (!sandbox_available()) return;
   TempDir dir;
   std::string script = dir / "script";
-  // (A forked keeper, the fallback and the front end's prestarted one, closes them only once
-  // its tree is built.)
-  // Another thread of cordon is writing a program (no close-on-exec) when a keeper starts.
-  int writing = ::open(script.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0755);
-  REQUIRE(writing >= 0);
-  REQUIRE(::write(writing, "#!/bin/sh\nexit 7\n", 18) == 18);
-  Keeper k = start_keeper(false, KeeperStart::exec);
-  REQUIRE(k);
-  REQUIRE_FALSE(await_keeper(k));
-  ::close(writing);
-  // Written and closed, it can be executed while the keeper waits for its run.
-  CHECK(exec_status(script) == 7);
-  discard_keeper(k);
+  for (auto how : {KeeperStart::exec, KeeperStart::fork}) {
+    INFO((how == KeeperStart::exec ? "exec" : "fork"));
+    // Another thread of cordon is writing a program (no close-on-exec) when a keeper starts.
+    int writing = ::open(script.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0755);
+    REQUIRE(writing >= 0);
+    REQUIRE(::write(writing, "#!/bin/sh\nexit 7\n", 18) == 18);
+    Keeper k = start_keeper(false, how);
+    REQUIRE(k);
+    REQUIRE_FALSE(await_keeper(k));
+    ::close(writing);
+    // Written and closed, it can be executed while the keeper waits for its run.
+    CHECK(exec_status(script) == 7);
+    discard_keeper(k);
+  }
 }
 
 TEST_CASE("keeper: where its program cannot be executed, the keeper is forked, and works",

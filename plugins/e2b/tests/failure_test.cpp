@@ -108,13 +108,16 @@ TEST_CASE("failures: a killed cordon's sandbox is found by cordon gc, a live one
     ::_exit(127);
   }
   auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  // The run's own sandbox, not the probe's (which carries cordon.purpose = probe).
+  // The run's command itself, in the run's own sandbox (not the probe's, which carries
+  // cordon.purpose = probe). Any live process would not do: the run's set-up (the workspace's
+  // extraction, as root) runs there first and is gone before the command starts.
   auto run_sandbox_busy = [] {
     json::object st = state();
-    for (const auto& sb : st["sandboxes"].as_array())
-      if (!sb.as_object().at("metadata").as_object().contains("cordon.purpose") &&
-          sb.as_object().at("processes_alive").to_number<long>() > 0)
-        return true;
+    for (const auto& sb : st["sandboxes"].as_array()) {
+      if (sb.as_object().at("metadata").as_object().contains("cordon.purpose")) continue;
+      for (const auto& command : sb.as_object().at("commands").as_array())
+        if (command.as_string().starts_with("sleep 300")) return true;
+    }
     return false;
   };
   while (!run_sandbox_busy() && std::chrono::steady_clock::now() < until)

@@ -172,10 +172,14 @@ class Handler(ControlMixin, EnvdMixin, BaseHTTPRequestHandler):
                 boxes = list(STATE.sandboxes.values())
                 out = {"deleted": list(STATE.deleted), "expired": list(STATE.expired),
                        "requests": list(STATE.requests), "faults": dict(STATE.faults)}
-            out["sandboxes"] = [{"sandboxID": b.id, "templateID": b.template,
-                                 "metadata": b.metadata, "allow_internet_access": b.internet,
-                                 "secure": b.secure, "envVars": b.env_vars,
-                                 "processes_alive": b.processes_alive()} for b in boxes]
+            out["sandboxes"] = []
+            for b in boxes:
+                commands = b.live_commands()
+                out["sandboxes"].append({
+                    "sandboxID": b.id, "templateID": b.template, "metadata": b.metadata,
+                    "allow_internet_access": b.internet, "secure": b.secure,
+                    "envVars": b.env_vars, "processes_alive": len(commands),
+                    "commands": commands})
             return self.send_json(200, out)
         if path == "/_mock/faults" and self.command == "POST":
             faults = self.json_body()

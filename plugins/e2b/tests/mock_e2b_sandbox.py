@@ -170,13 +170,14 @@ class Sandbox:
             q.put(None)             # cut every open Start stream
         shutil.rmtree(self.dir, ignore_errors=True)
 
-    def processes_alive(self):
+    def live_commands(self):
+        """The command lines of the sandbox's live processes (not bwrap, not the agent)."""
         if self.killed or self.popen is None:
-            return 0
+            return []
         table = proc_table()
-        return sum(1 for pid in descendants(self.popen.pid, table)
-                   if table[pid][1] != "bwrap" and table[pid][2] != "Z"
-                   and AGENT_FILE + " --agent" not in table[pid][3])
+        return [table[pid][3].strip() for pid in descendants(self.popen.pid, table)
+                if table[pid][1] != "bwrap" and table[pid][2] != "Z"
+                and AGENT_FILE + " --agent" not in table[pid][3]]
 
     def summary(self):
         return {"sandboxID": self.id, "templateID": self.template, "metadata": self.metadata,

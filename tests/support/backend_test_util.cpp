@@ -30,6 +30,20 @@ void CaptureSink::write(Stream stream, std::string_view chunk) {
   ++chunks;
 }
 
+void CueSink::write(Stream stream, std::string_view chunk) {
+  std::lock_guard lock(mutex_);
+  (stream == Stream::out ? out : err).append(chunk);
+  if (!cued_ && (out.find(cue_) != std::string::npos || err.find(cue_) != std::string::npos)) {
+    cued_ = true;
+    seen_.notify_all();
+  }
+}
+
+bool CueSink::wait(std::chrono::milliseconds limit) {
+  std::unique_lock lock(mutex_);
+  return seen_.wait_for(lock, limit, [this] { return cued_; });
+}
+
 void write_file(const std::string& file, const std::string& text, mode_t mode) {
   {
     std::ofstream out(file, std::ios::binary | std::ios::trunc);

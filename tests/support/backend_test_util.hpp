@@ -6,10 +6,14 @@
 #include <sys/types.h>
 #include <cordon/sdk/backend.hpp>
 
+#include <chrono>
+#include <condition_variable>
 #include <cstddef>
 #include <filesystem>
+#include <mutex>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace cordon::testing {
 
@@ -20,6 +24,25 @@ class CaptureSink final : public OutputSink {
   std::string out;
   std::string err;
   std::size_t chunks = 0;
+};
+
+/// Keeps everything written to it, and tells when the command's output first holds `cue`: a
+/// test that stops a command once it is ready (a trap set, a file open) waits for the command
+/// to say so, not for a guess at how long its start takes on the backend.
+class CueSink final : public OutputSink {
+ public:
+  explicit CueSink(std::string cue) : cue_(std::move(cue)) {}
+  void write(Stream stream, std::string_view chunk) override;
+  /// True once the cue has been written; false when `limit` passed first.
+  bool wait(std::chrono::milliseconds limit);
+  std::string out;
+  std::string err;
+
+ private:
+  std::string cue_;
+  std::mutex mutex_;
+  std::condition_variable seen_;
+  bool cued_ = false;
 };
 
 /// A directory `base`/`prefix`XXXXXX, mode 0755, removed with everything in it. When the tests

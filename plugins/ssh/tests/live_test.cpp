@@ -67,11 +67,11 @@ TEST_CASE("ssh: a stop request terminates the remote command, then kills what ig
   auto plan = make_plan(
       shell_policy(), {"sh", "-c", "trap 'echo got-term; exit 3' TERM; echo up; sleep 100 & wait"});
   plan.stop = stop;
-  std::thread asker([stop] {
-    std::this_thread::sleep_for(700ms);
+  CueSink sink("up\n");  // the trap is set: the stop is asked for then, not at a guess
+  std::thread asker([stop, &sink] {
+    sink.wait(30s);
     stop->request(StopToken::Level::terminate);
   });
-  CaptureSink sink;
   auto r = backend().run(plan, sink);
   asker.join();
   CHECK(sink.out.find("got-term") != std::string::npos);
@@ -79,15 +79,16 @@ TEST_CASE("ssh: a stop request terminates the remote command, then kills what ig
 
   auto killer = std::make_shared<StopToken>();
   // SIG_IGN is inherited: sleep ignores SIGTERM as well.
-  auto stubborn = make_plan(shell_policy(), {"sh", "-c", "trap '' TERM; sleep 100; : " + m});
+  auto stubborn =
+      make_plan(shell_policy(), {"sh", "-c", "trap '' TERM; echo up; sleep 100; : " + m});
   stubborn.stop = killer;
-  std::thread asker2([killer] {
-    std::this_thread::sleep_for(700ms);
+  CueSink sink2("up\n");
+  std::thread asker2([killer, &sink2] {
+    sink2.wait(30s);
     killer->request(StopToken::Level::terminate);
     std::this_thread::sleep_for(300ms);
     killer->request(StopToken::Level::kill);
   });
-  CaptureSink sink2;
   auto k = backend().run(stubborn, sink2);
   asker2.join();
   CHECK(k.signal == SIGKILL);

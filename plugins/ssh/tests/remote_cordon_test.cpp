@@ -176,11 +176,11 @@ TEST_CASE("ssh: through a remote cordon a timeout and a stop end the whole remot
   auto plan =
       cordon_plan(ws, {"sh", "-c", "trap 'echo got-term; exit 3' TERM; echo up; sleep 100 & wait"});
   plan.stop = stop;
-  std::thread asker([stop] {
-    std::this_thread::sleep_for(1500ms);
+  CueSink stopped("up\n");  // the trap is set: the stop is asked for then, not at a guess
+  std::thread asker([stop, &stopped] {
+    stopped.wait(30s);
     stop->request(StopToken::Level::terminate);
   });
-  CaptureSink stopped;
   auto s = remote().run(plan, stopped);
   asker.join();
   CHECK(stopped.out.find("got-term") != std::string::npos);
@@ -191,13 +191,13 @@ TEST_CASE("ssh: through a remote cordon a timeout and a stop end the whole remot
   auto killer = std::make_shared<StopToken>();
   auto stubborn = cordon_plan(ws, {"sh", "-c", "trap '' TERM; echo up; sleep 100; : " + m2});
   stubborn.stop = killer;
-  std::thread asker2([killer] {
-    std::this_thread::sleep_for(1500ms);
+  CueSink sink2("up\n");
+  std::thread asker2([killer, &sink2] {
+    sink2.wait(30s);
     killer->request(StopToken::Level::terminate);
     std::this_thread::sleep_for(500ms);
     killer->request(StopToken::Level::kill);
   });
-  CaptureSink sink2;
   auto k = remote().run(stubborn, sink2);
   asker2.join();
   CHECK(k.exit_code != 0);

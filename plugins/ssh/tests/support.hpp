@@ -19,6 +19,7 @@
 namespace cordon::ssh::test {
 
 using cordon::testing::CaptureSink;
+using cordon::testing::CueSink;
 
 /// The fixture's directory and its two ports. Skips the test (or fails it under CI=true) when
 /// the fixture did not start.

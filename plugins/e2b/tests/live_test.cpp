@@ -20,7 +20,7 @@ e2b::E2bBackend& shared_backend() {
   return *b;
 }
 
-RunResult run(const Plan& plan, CaptureSink& sink) { return shared_backend().run(plan, sink); }
+RunResult run(const Plan& plan, OutputSink& sink) { return shared_backend().run(plan, sink); }
 
 }  // namespace
 
@@ -169,18 +169,20 @@ TEST_CASE("run: a stop request terminates the command's group, then kills what s
   if (!ready()) return;
   TempDir ws("cordon-e2b-ws-", ::geteuid());
   for (bool stubborn : {false, true}) {
-    Plan plan =
-        make_plan(basic_policy(),
-                  {"sh", "-c", stubborn ? "trap '' TERM; sleep 300 & wait" : "sleep 300 & wait"},
-                  ws.path().string());
+    Plan plan = make_plan(
+        basic_policy(),
+        {"sh", "-c",
+         stubborn ? "trap '' TERM; echo up; sleep 300 & wait" : "echo up; sleep 300 & wait"},
+        ws.path().string());
     plan.stop = std::make_shared<StopToken>();
-    std::thread stopper([stop = plan.stop] {
-      std::this_thread::sleep_for(std::chrono::seconds(2));
+    // Asked for once the command runs (its pid known to cordon, its trap set), not at a guess.
+    CueSink sink("up\n");
+    std::thread stopper([stop = plan.stop, &sink] {
+      sink.wait(std::chrono::seconds(60));
       stop->request(StopToken::Level::terminate);
       std::this_thread::sleep_for(std::chrono::seconds(2));
       stop->request(StopToken::Level::kill);
     });
-    CaptureSink sink;
     RunResult r = run(plan, sink);
     stopper.join();
     CHECK(r.signal == (stubborn ? 9 : 15));

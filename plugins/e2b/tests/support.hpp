@@ -19,6 +19,7 @@
 namespace cordon::e2b::test {
 
 using cordon::testing::CaptureSink;
+using cordon::testing::CueSink;
 
 /// True when the stand-in runs (its key is then in CORDON_E2B_TEST_KEY); otherwise says why (a
 /// failure under CI=true) and is false.

@@ -312,7 +312,11 @@ TEST_CASE("exec: blocked programs of the image cannot run, others can", "[docker
 TEST_CASE("gc: the container of a cordon killed mid-run is collected", "[docker]") {
   if (!docker_ready()) return;
   TempDir ws;
-  auto plan = make_plan(base_policy(ws.path()), ws.path(), {"/bin/sleep", "60"});
+  // The command says it runs: a running container only says its waiter does, and a cordon
+  // killed before handing the waiter its input leaves a container that stops by itself.
+  std::string began = ws / "began";
+  auto plan = make_plan(base_policy(ws.path()), ws.path(),
+                        {"/bin/sh", "-c", "touch " + began + "; exec /bin/sleep 60"});
   pid_t child = ::fork();
   if (child == 0) {
     DockerBackend b(BackendContext{"docker", nullptr, "/var/tmp/cordon-docker-test"});
@@ -326,7 +330,8 @@ TEST_CASE("gc: the container of a cordon killed mid-run is collected", "[docker]
     auto r = daemon.call("GET", "/containers/json?filters=" + url_encode(filter));
     return boost::json::parse(r.body).as_array().size();
   };
-  for (int i = 0; i < 100 && running() == 0; ++i) ::usleep(100000);
+  for (int i = 0; i < 300 && ::access(began.c_str(), F_OK) != 0; ++i) ::usleep(100000);
+  REQUIRE(::access(began.c_str(), F_OK) == 0);
   REQUIRE(running() == 1);
   ::kill(child, SIGKILL);
   ::waitpid(child, nullptr, 0);

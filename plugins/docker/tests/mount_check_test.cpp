@@ -326,7 +326,17 @@ TEST_CASE("mount check: a pool container made before a write path was replaced i
     CaptureSink sink;
     REQUIRE(b.run(plan, sink).exit_code == 0);
   }
-  std::this_thread::sleep_for(std::chrono::seconds(2));  // one container made and started
+  // The pool's container made and started (its mounts are taken at its start), however long a
+  // loaded daemon takes.
+  std::string mine = R"({"label":["cordon.pid=)" + std::to_string(::getpid()) + R"("]})";
+  auto started = [&] {
+    Response r =
+        http_request(test_endpoint(), "GET", "/containers/json?filters=" + url_encode(mine));
+    return !boost::json::parse(r.body).as_array().empty();
+  };
+  for (int i = 0; i < 300 && !started(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  REQUIRE(started());
   // Replaced (as a build tool does): the pooled container holds the old directory.
   fs::remove_all(ws / "out");
   fs::create_directories(ws / "out");

@@ -153,7 +153,9 @@ TEST_CASE("run: the deadline kills the container and removes it (124)", "[docker
   if (!docker_ready()) return;
   TempDir ws;
   auto policy = base_policy(ws.path());
-  policy.limits.timeout = std::chrono::milliseconds(1500);
+  // The deadline runs from the plan: the container's set-up counts against it, and the command
+  // must have said "started" before it.
+  policy.limits.timeout = std::chrono::milliseconds(3000);
   CaptureSink sink;
   auto start = std::chrono::steady_clock::now();
   auto r = run_sh(policy, ws.path(), "echo started; sleep 60 & sleep 60; echo never", sink);
@@ -177,11 +179,11 @@ TEST_CASE("run: a stop request kills the container within a poll", "[docker]") {
   auto plan = make_plan(policy, ws.path(), {"/bin/sh", "-c", "echo up; sleep 60"});
   plan.stop = std::make_shared<StopToken>();
   auto token = plan.stop;
-  std::thread stopper([token] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  CueSink sink("up\n");  // asked for once the command runs, not at a guess at the set-up's length
+  std::thread stopper([token, &sink] {
+    sink.wait(std::chrono::seconds(30));
     token->request(StopToken::Level::kill);
   });
-  CaptureSink sink;
   auto start = std::chrono::steady_clock::now();
   auto r = backend().run(plan, sink);
   stopper.join();

@@ -42,6 +42,7 @@ class OwnDir : public cordon::testing::TempDir {
 
 // The run's sink and file helpers shared by every backend's tests.
 using cordon::testing::CaptureSink;
+using cordon::testing::CueSink;
 using cordon::testing::read_file;
 using cordon::testing::write_file;
 

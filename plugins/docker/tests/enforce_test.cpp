@@ -325,11 +325,7 @@ TEST_CASE("gc: the container of a cordon killed mid-run is collected", "[docker]
     ::_exit(0);
   }
   Daemon daemon(resolve_endpoint("", ""));
-  std::string filter = R"({"label":["cordon.pid=)" + std::to_string(child) + R"("]})";
-  auto running = [&] {
-    auto r = daemon.call("GET", "/containers/json?filters=" + url_encode(filter));
-    return boost::json::parse(r.body).as_array().size();
-  };
+  auto running = [child] { return containers_made_by(child, true).size(); };
   for (int i = 0; i < 300 && ::access(began.c_str(), F_OK) != 0; ++i) ::usleep(100000);
   REQUIRE(::access(began.c_str(), F_OK) == 0);
   REQUIRE(running() == 1);

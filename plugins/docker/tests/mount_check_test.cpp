@@ -328,12 +328,7 @@ TEST_CASE("mount check: a pool container made before a write path was replaced i
   }
   // The pool's container made and started (its mounts are taken at its start), however long a
   // loaded daemon takes.
-  std::string mine = R"({"label":["cordon.pid=)" + std::to_string(::getpid()) + R"("]})";
-  auto started = [&] {
-    Response r =
-        http_request(test_endpoint(), "GET", "/containers/json?filters=" + url_encode(mine));
-    return !boost::json::parse(r.body).as_array().empty();
-  };
+  auto started = [] { return !containers_made_by(::getpid(), true).empty(); };
   for (int i = 0; i < 300 && !started(); ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   REQUIRE(started());

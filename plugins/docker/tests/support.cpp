@@ -139,10 +139,13 @@ std::string reported(const RunResult& r, std::string_view capability) {
   return {};
 }
 
-std::vector<std::string> our_containers() {
-  std::string filter = R"({"label":["cordon.pid=)" + std::to_string(::getpid()) + R"("]})";
-  Response r =
-      http_request(test_endpoint(), "GET", "/containers/json?all=1&filters=" + url_encode(filter));
+std::vector<std::string> our_containers() { return containers_made_by(::getpid(), false); }
+
+std::vector<std::string> containers_made_by(pid_t pid, bool running_only) {
+  std::string filter = R"({"label":["cordon.pid=)" + std::to_string(pid) + R"("]})";
+  Response r = http_request(test_endpoint(), "GET",
+                            std::string("/containers/json?") + (running_only ? "" : "all=1&") +
+                                "filters=" + url_encode(filter));
   std::vector<std::string> ids;
   auto parsed = boost::json::parse(r.body);
   for (const auto& c : parsed.as_array()) ids.emplace_back(c.as_object().at("Id").as_string());

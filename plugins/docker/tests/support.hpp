@@ -93,6 +93,9 @@ std::string reported(const cordon::RunResult& r, std::string_view capability);
 /// Ids of the containers labelled as made by this process.
 std::vector<std::string> our_containers();
 
+/// Ids of the containers labelled as made by process `pid`; only the running ones if asked.
+std::vector<std::string> containers_made_by(pid_t pid, bool running_only);
+
 /// An unprivileged local user who attacks cordon (CORDON_TEST_USER, default cordon-test).
 struct Attacker {
   uid_t uid = 0;

@@ -28,14 +28,15 @@ std::vector<pid_t> wait_gone(const std::string& marker, std::chrono::millisecond
   return left;
 }
 
-/// Waits up to `limit` for at least `count` host processes to carry `marker`.
-std::size_t wait_present(const std::string& marker, std::size_t count,
-                         std::chrono::milliseconds limit) {
+/// Waits up to `limit` for lifeprobe's three survivors of `marker` (the probe, its setsid
+/// child and the double-forked grandchild, each named "lingerer") to run; returns how many do.
+/// Only they count: cordon's command line and a keeper forked from it carry the marker too.
+std::size_t wait_lingering(const std::string& marker, std::chrono::milliseconds limit) {
   auto until = std::chrono::steady_clock::now() + limit;
-  auto found = pids_with_marker(marker).size();
-  while (found < count && std::chrono::steady_clock::now() < until) {
+  auto found = pids_with_argument(marker, "lingerer").size();
+  while (found < 3 && std::chrono::steady_clock::now() < until) {
     std::this_thread::sleep_for(50ms);
-    found = pids_with_marker(marker).size();
+    found = pids_with_argument(marker, "lingerer").size();
   }
   return found;
 }
@@ -65,13 +66,13 @@ std::unique_ptr<Process> start_cordon(Scratch& s, const PolicySpec& policy,
   return std::make_unique<Process>(o);
 }
 
-/// Starts lifeprobe's four marked `survivors` under a 60 s timeout and returns once all four
+/// Starts lifeprobe's three marked `survivors` under a 60 s timeout and returns once all three
 /// run, for a test that then signals cordon.
 std::unique_ptr<Process> start_survivors(Scratch& s, const std::string& marker, bool json,
                                          std::chrono::milliseconds within) {
   auto cordon =
       start_cordon(s, with_timeout(s, "60s"), {probe("lifeprobe"), "survivors", marker}, json);
-  REQUIRE(wait_present(marker, 4, within) >= 4);
+  REQUIRE(wait_lingering(marker, within) == 3);
   return cordon;
 }
 
@@ -106,9 +107,9 @@ TEST_CASE("escape: setsid and double-forked survivors die at the timeout",
   KillMarked cleanup{marker};
   auto cordon = start_cordon(s, with_timeout(s, short_timeout(2)),
                              {probe("lifeprobe"), "survivors", marker}, true);
-  // While the run lasts, the marked processes are visible from the host: the scan works. The
-  // probe, its setsid child and the double-forked grandchild all carry the marker.
-  CHECK(wait_present(marker, 4, 1500ms + std::chrono::seconds(start_allowance())) >= 4);
+  // While the run lasts, the survivors are visible from the host: the scan that finds them gone
+  // afterwards works.
+  CHECK(wait_lingering(marker, 1500ms + std::chrono::seconds(start_allowance())) == 3);
   Ran ran = make_ran(cordon->wait(), true);
   INFO(ran.describe());
   CHECK(ran.proc.status == 124);

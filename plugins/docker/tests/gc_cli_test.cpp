@@ -39,18 +39,24 @@ TEST_CASE("gc: a killed cordon's container is removed by 'cordon gc --backend do
   // one does so between the kill and the gc below, the round proves nothing and is run again.
   bool removed_by_gc = false;
   for (int round = 0; round < 3 && !removed_by_gc; ++round) {
+    // The command says it runs: before that, a labelled container may be a probe's, or one
+    // whose waiter never got its input, and neither is the run's container left behind.
+    std::string began = ws / ("began-" + std::to_string(round));
     escape::SpawnOptions o;
-    o.argv = {CORDON_CLI, "run",          "--backend",   "docker",           "--config", config,
-              "--policy", cli_policy(ws), "--workspace", ws.path().string(), "--",       "sleep",
-              "60"};
+    o.argv = {CORDON_CLI,    "run",
+              "--backend",   "docker",
+              "--config",    config,
+              "--policy",    cli_policy(ws),
+              "--workspace", ws.path().string(),
+              "--",          "/bin/sh",
+              "-c",          "touch " + began + "; exec /bin/sleep 60"};
     escape::Process cordon_run(o);
     std::string label = "cordon.pid=" + std::to_string(cordon_run.pid());
-    std::string left;
-    for (int i = 0; i < 100 && left.empty(); ++i) {
+    for (int i = 0; i < 300 && ::access(began.c_str(), F_OK) != 0; ++i)
       std::this_thread::sleep_for(100ms);
-      left = containers_labelled(label);
-    }
-    REQUIRE_FALSE(left.empty());  // the run's container exists
+    REQUIRE(::access(began.c_str(), F_OK) == 0);
+    REQUIRE(containers_made_by(cordon_run.pid(), true).size() == 1);  // the run's, running
+    std::string left = containers_labelled(label);
     // Killed as a crash would kill it: nothing of cordon's can clean up.
     ::kill(cordon_run.pid(), SIGKILL);
     auto ended = cordon_run.wait();

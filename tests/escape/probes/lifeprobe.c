@@ -4,7 +4,8 @@
  *   lifeprobe sleep MS          sleep MS milliseconds, then print "slept"
  *   lifeprobe spin MS           burn MS milliseconds of CPU time, then print "spun"
  *   lifeprobe survivors MARKER  leave a setsid child and a double-forked grandchild that ignore
- *                               SIGTERM and SIGHUP, then sleep forever (argv carries MARKER)
+ *                               SIGTERM and SIGHUP, then sleep forever with the probe (argv
+ *                               carries MARKER; each of the three is named "lingerer")
  *   lifeprobe flood BYTES       write BYTES to stdout: "HEAD-MARK\n", filler, "\nTAIL-MARK\n"
  *   lifeprobe env               print the environment, one "env: NAME=VALUE" line each
  *   lifeprobe home              describe $HOME (owner, mode, entries), then write a file in it
@@ -13,6 +14,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -51,8 +53,11 @@ static void die_of(int sig) {
   _exit(99);
 }
 
-/* Ignores the polite signals and sleeps forever: only SIGKILL (or a namespace teardown) ends it. */
+/* Ignores the polite signals and sleeps forever: only SIGKILL (or a namespace teardown) ends it.
+ * It names itself "lingerer", so a test counts the lingering processes and nothing else that
+ * carries the marker (cordon's own command line does, and so does a keeper forked from it). */
 static void linger(void) {
+  prctl(PR_SET_NAME, "lingerer", 0, 0, 0);
   signal(SIGTERM, SIG_IGN);
   signal(SIGHUP, SIG_IGN);
   signal(SIGINT, SIG_IGN);

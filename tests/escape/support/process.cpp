@@ -64,6 +64,14 @@ void append_capped(std::string& to, const char* data, std::size_t n, std::size_t
   if (to.size() < cap) to.append(data, std::min(n, cap - to.size()));
 }
 
+/// /proc/<pid>/<file> whole; empty when the process is gone.
+std::string read_proc(const std::string& pid, const char* file) {
+  std::ifstream in("/proc/" + pid + "/" + file, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
 }  // namespace
 
 Process::Process(const SpawnOptions& options) : options_(options) {
@@ -159,12 +167,27 @@ std::vector<pid_t> pids_with_marker(const std::string& marker) {
   if (d == nullptr) fail("opendir /proc");
   while (dirent* e = readdir(d)) {
     if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
-    std::ifstream in(std::string("/proc/") + e->d_name + "/cmdline", std::ios::binary);
-    std::stringstream cmdline;
-    cmdline << in.rdbuf();
     pid_t pid = std::stoi(e->d_name);
-    if (cmdline.str().find(marker) != std::string::npos && pid != getpid() && pid_alive(pid))
+    if (read_proc(e->d_name, "cmdline").find(marker) != std::string::npos && pid != getpid() &&
+        pid_alive(pid))
       found.push_back(pid);
+  }
+  closedir(d);
+  return found;
+}
+
+std::vector<pid_t> pids_with_argument(const std::string& arg, const std::string& name) {
+  std::vector<pid_t> found;
+  DIR* d = opendir("/proc");
+  if (d == nullptr) fail("opendir /proc");
+  const std::string whole = std::string(1, '\0') + arg + '\0';
+  while (dirent* e = readdir(d)) {
+    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+    std::string cmdline = '\0' + read_proc(e->d_name, "cmdline");
+    if (cmdline.find(whole) == std::string::npos) continue;
+    if (!name.empty() && read_proc(e->d_name, "comm") != name + "\n") continue;
+    pid_t pid = std::stoi(e->d_name);
+    if (pid != getpid() && pid_alive(pid)) found.push_back(pid);
   }
   closedir(d);
   return found;

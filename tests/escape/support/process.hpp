@@ -68,6 +68,11 @@ bool pid_alive(pid_t pid);
 /// Host pids whose /proc/<pid>/cmdline contains `marker`, zombies excluded.
 std::vector<pid_t> pids_with_marker(const std::string& marker);
 
+/// Host pids that carry `arg` as one whole argument of their command line and, when `name` is
+/// not empty, are named `name` (/proc/<pid>/comm); zombies excluded. Unlike pids_with_marker,
+/// a shell whose script merely mentions `arg`, or cordon's own command line, does not match.
+std::vector<pid_t> pids_with_argument(const std::string& arg, const std::string& name = {});
+
 /// A string unique to this test process and call, for argv markers and socket names.
 std::string unique_marker(const std::string& prefix);
 

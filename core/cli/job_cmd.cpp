@@ -165,6 +165,9 @@ void register_control(CLI::App* job, const std::shared_ptr<JobArgs>& a) {
   auto* stop = add_id_verb(job, "stop", "SIGTERM the whole job, SIGKILL after the grace", *a);
   stop->add_option("--grace", a->grace, "time between SIGTERM and SIGKILL (default 5s)");
   stop->add_flag("--json", a->json, "print JSON");
+  // A lost job's backend collects what it left: its plugin is found where this command says,
+  // never where the job's records say.
+  add_runtime_options(stop, a->runtime);
   stop->callback([a] {
     run_verb(kJobError, [&] {
       auto m = manager_of(*a);
@@ -180,9 +183,11 @@ void register_control(CLI::App* job, const std::shared_ptr<JobArgs>& a) {
     run_verb(kJobError, [&] { return print_jobs(manager_of(*a).list(a->all), a->json), 0; });
   });
   auto* rm = add_id_verb(job, "remove", "delete the record of an ended job", *a);
+  add_runtime_options(rm, a->runtime);
   rm->callback([a] { run_verb(kJobError, [&] { return manager_of(*a).remove(a->id), 0; }); });
   auto* gc = job->add_subcommand("gc", "delete the records of every ended job");
   add_common(gc, *a);
+  add_runtime_options(gc, a->runtime);
   gc->callback([a] {
     run_verb(kJobError, [&] {
       std::vector<std::string> kept;

@@ -74,7 +74,6 @@ std::size_t end_session(int sid, std::uint64_t ticks, Duration grace) {
 void collect(const LostJob& job, const JobManagerOptions& options, Settlement& out) {
   RegistryOptions ro;
   ro.plugin_dirs = options.plugin_dirs;
-  ro.plugin_dirs.insert(ro.plugin_dirs.end(), job.plugin_dirs.begin(), job.plugin_dirs.end());
   ro.pins = load_config(options.config).pins;
   ro.state_dir = default_backend_state_dir();
   Registry registry(ro);
@@ -83,7 +82,8 @@ void collect(const LostJob& job, const JobManagerOptions& options, Settlement& o
     const BackendEntry* entry = registry.find(job.backend);
     out.clean = false;
     out.lines.push_back("backend '" + job.backend + "' cannot be loaded to collect what the job " +
-                        "left" + (entry && entry->error ? ": " + entry->error->message() : ""));
+                        "left" + (entry && entry->error ? ": " + entry->error->message() : "") +
+                        " (name its plugin directory with --plugin-dir)");
     return;
   }
   GarbageReport report = backend->collect_garbage(job.settings);

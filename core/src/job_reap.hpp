@@ -36,7 +36,6 @@ struct LostJob {
   std::uint64_t supervisor_ticks = 0;  ///< the supervisor's start
   std::string backend;
   boost::json::object settings;  ///< the backend's settings for the job
-  std::vector<std::filesystem::path> plugin_dirs;
 };
 
 /// What ending a lost job did; `clean` when nothing of it is known to be alive.
@@ -46,8 +45,9 @@ struct Settlement {
 };
 
 /// Ends what `job` left: SIGTERM to its session's processes, SIGKILL after `grace` to those
-/// left, then the backend's collect_garbage() (plugins found as `options` and the job say,
-/// pinned by the options' configuration). Never throws.
+/// left, then the backend's collect_garbage() (plugins found as `options` say, pinned by the
+/// options' configuration; never where the job's records say: a record a sandbox could have
+/// written must not choose code to load). Never throws.
 Settlement settle_lost_job(const LostJob& job, const JobManagerOptions& options, Duration grace);
 
 }  // namespace cordon::detail

@@ -41,9 +41,7 @@ detail::LostJob lost_job_of(const PrivateDir& dir) {
   if (job) {
     lost.backend = detail::string_member(*job, "backend");
     if (auto* s = job->if_contains("settings"); s && s->is_object()) lost.settings = s->as_object();
-    if (auto* dirs = job->if_contains("plugin_dirs"); dirs && dirs->is_array())
-      for (const auto& d : dirs->get_array())
-        if (d.is_string()) lost.plugin_dirs.emplace_back(std::string(d.get_string()));
+    // Its plugin_dirs are not taken: the plugins loaded are the ones this process was told of.
   }
   if (auto sup = detail::supervisor_of(dir))
     lost.session = sup->session, lost.supervisor_ticks = sup->ticks;

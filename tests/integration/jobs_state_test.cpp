@@ -263,9 +263,25 @@ TEST_CASE("jobs: what a lost job left is ended by stop, and gc keeps a record wh
   INFO(kept.err);
   CHECK(kept.err.find("kept job " + id) != std::string::npos);
   CHECK(fs::exists(state / id));
+  // Nor does a record choose the code that collects: a plugin directory it names is not
+  // searched (a sandbox that wrote it would run its own code outside), one the caller names is.
+  std::string good = std::string(CORDON_TEST_PLUGINS) + "/good";
+  auto dirs = forged.find("\"plugin_dirs\":[]");
+  REQUIRE(dirs != std::string::npos);
+  forged.replace(dirs, 16, "\"plugin_dirs\":[\"" + good + "\"]");
+  forged.replace(at, 16, "\"backend\":\"good\"");
   REQUIRE(as_user({"/bin/sh", "-c", "printf '%s' \"$1\" > \"$0\"",
-                   (state / id / "job.json").string(), job_json})
+                   (state / id / "job.json").string(), forged})
               .status == 0);
+  auto refused = user_cordon({"job", "gc"});
+  INFO(refused.err);
+  CHECK(refused.out == "removed 0 ended job(s)\n");
+  CHECK(refused.err.find("backend 'good' cannot be loaded") != std::string::npos);
+  CHECK(fs::exists(state / id));
+  auto named = user_cordon({"job", "gc", "--plugin-dir", good});
+  INFO(named.err);
+  CHECK(named.out == "removed 1 ended job(s)\n");
+  CHECK_FALSE(fs::exists(state / id));
   // stop ends what is left, and says so; then gc drops the record.
   auto id2 = lose_one(marker);
   auto stop = user_cordon({"job", "stop", id2, "--grace", "1s"});
@@ -273,7 +289,7 @@ TEST_CASE("jobs: what a lost job left is ended by stop, and gc keeps a record wh
   CHECK(stop.status == 0);
   CHECK(stop.err.find("leftover process") != std::string::npos);
   auto gc = user_cordon({"job", "gc"});
-  CHECK(gc.out == "removed 2 ended job(s)\n");
+  CHECK(gc.out == "removed 1 ended job(s)\n");
   CHECK_FALSE(fs::exists(state / id));
   CHECK(escape::pids_with_marker(marker).empty());
 }

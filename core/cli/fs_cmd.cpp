@@ -86,7 +86,9 @@ void with_workspace(const FsOptions& o, F&& op) {
         return 0;
       }
     auto root = workspace_of(o.workspace);
-    Workspace ws(root, workspace_rules(policy_of(o.policy, root)));
+    Config config;
+    auto registry = make_registry(o.runtime, config);
+    Workspace ws(root, local_workspace_rules(policy_of(o.policy, root), *registry, o.runtime));
     op(ws);
     return 0;
   });

@@ -140,6 +140,9 @@ Tools::Tools(ServerSetup setup) : setup_(std::move(setup)) {
   background_ = std::make_unique<Background>(std::move(jobs));
   auto jobs_dir = default_job_state_dir();
   spill_ = std::make_unique<Spill>(jobs_dir.empty() ? jobs_dir : jobs_dir.parent_path() / "mcp");
+  std::vector<std::filesystem::path> spill;
+  if (!spill_->dir().empty()) spill.push_back(spill_->dir());
+  file_rules_ = local_workspace_rules(policy_, *idle_registries_.back(), setup_.runtime, spill);
 }
 
 std::unique_ptr<Registry> Tools::take_registry() {
@@ -313,7 +316,7 @@ json::object Tools::execute(const json::object& args, std::shared_ptr<StopToken>
 
 json::object Tools::files(const std::string& name, const json::object& args) {
   std::string path = string_arg(args, "path", name != "list_files");
-  Workspace ws(setup_.workspace, workspace_rules(policy_));
+  Workspace ws(setup_.workspace, file_rules_);
   if (name == "read_file") {
     std::string data = ws.read(path);
     if (!is_utf8(data))

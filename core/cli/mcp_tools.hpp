@@ -94,6 +94,7 @@ class Tools {
   std::vector<std::unique_ptr<Registry>> idle_registries_;
   Policy loaded_policy_;  ///< the operator's, as loaded at the start (paths not resolved)
   Policy policy_;         ///< resolved for the workspace: the file tools' caps and blocked paths
+  WorkspaceRules file_rules_;  ///< the file tools': the policy's and cordon's own state
   std::unique_ptr<Background> background_;
   std::unique_ptr<Spill> spill_;
 };

@@ -11,6 +11,8 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "../src/own_state.hpp"
+
 namespace cordon::cli {
 
 namespace fs = std::filesystem;
@@ -100,6 +102,16 @@ WorkspaceRules workspace_rules(const Policy& p) {
   for (const auto& b : p.filesystem.blocked) r.blocked.emplace_back(b);
   // The policy's own files, as in every run: the file API cannot rewrite them either.
   for (const auto& f : p.files) r.blocked.emplace_back(f);
+  return r;
+}
+
+WorkspaceRules local_workspace_rules(const Policy& policy, const Registry& registry,
+                                     const RuntimeOptions& options, std::vector<fs::path> extra) {
+  WorkspaceRules r = workspace_rules(policy);
+  if (options.config) extra.push_back(fs::absolute(*options.config));
+  std::vector<std::string> notes;  // a state root that cannot be made is blocked all the same
+  for (auto& p : detail::own_state_paths(registry, policy, extra, notes))
+    r.blocked.push_back(std::move(p));
   return r;
 }
 

@@ -54,8 +54,16 @@ std::filesystem::path workspace_of(const std::optional<std::string>& given);
 Policy policy_of(const std::optional<std::string>& file, const std::filesystem::path& workspace);
 
 /// The workspace file API's rules under `policy`: its blocked paths, and its file-size limit as
-/// the read and write caps.
+/// the read and write caps. For a workspace on another machine (ssh, e2b).
 WorkspaceRules workspace_rules(const Policy& policy);
+
+/// The rules of a workspace on this machine: workspace_rules() and, blocked as in every run,
+/// cordon's own state (the job and backend state, the configuration, every plugin directory of
+/// `registry`, the --config file of `options`) and the `extra` paths. A file written there
+/// through the file API would steer a later cordon as a sandbox's write would.
+WorkspaceRules local_workspace_rules(const Policy& policy, const Registry& registry,
+                                     const RuntimeOptions& options,
+                                     std::vector<std::filesystem::path> extra = {});
 
 /// The rendering of `e` as "warning[CODE]: ...".
 std::string as_warning(const Error& e);

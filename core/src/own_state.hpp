@@ -27,8 +27,8 @@ CORDON_API std::filesystem::path cordon_root_of(const std::filesystem::path& dir
 /// `policy` (the files it was loaded from), and the caller's `extra` ones: absolute, lexically
 /// normal, each once. Makes the missing state roots and configuration directory; one that cannot
 /// be made (not cordon's own: CRD1006) is protected all the same, with a line in `notes`.
-std::vector<std::filesystem::path> own_state_paths(const Registry& registry, const Policy& policy,
-                                                   const std::vector<std::filesystem::path>& extra,
-                                                   std::vector<std::string>& notes);
+CORDON_API std::vector<std::filesystem::path> own_state_paths(
+    const Registry& registry, const Policy& policy, const std::vector<std::filesystem::path>& extra,
+    std::vector<std::string>& notes);
 
 }  // namespace cordon::detail

@@ -12,12 +12,18 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// `printf DATA | cordon fs write ARGS...` (the verb reads standard input).
-escape::Exit fs_write(const std::string& data, const std::vector<std::string>& args) {
+// `printf DATA | cordon fs write ARGS...` (the verb reads standard input), with HOME = `home`
+// and no XDG base directories when `home` is given.
+escape::Exit fs_write(const std::string& data, const std::vector<std::string>& args,
+                      const std::string& home = {}) {
   escape::SpawnOptions o;
   o.argv = {"/bin/sh", "-c", "d=$1; shift; printf %s \"$d\" | \"$0\" fs write \"$@\"", CORDON_CLI,
             data};
   o.argv.insert(o.argv.end(), args.begin(), args.end());
+  if (!home.empty()) {
+    o.set_env = {{"HOME", home}};
+    o.unset_env = {"XDG_STATE_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_RUNTIME_DIR"};
+  }
   return escape::run_process(o);
 }
 
@@ -102,4 +108,41 @@ TEST_CASE("fs: under root, a file the command made stays the command's to append
   INFO(append.err);
   CHECK(append.status == 0);
   CHECK(slurp(s / "ws" / "log") == "replaced\nappended\n");
+}
+
+TEST_CASE("fs: the file API keeps cordon's own state out of reach, as a run does", "[fs]") {
+  Scratch s;
+  const std::string home = (s / "home").string();
+  fs::create_directories(home);
+  // What a job left in its directory, which a later cordon reads back.
+  fs::path job = s / "home" / ".local" / "state" / "cordon" / "jobs" / "j1";
+  fs::create_directories(job);
+  std::ofstream(job / "output.log") << "another job's output\n";
+  auto fs_read = [&](const std::string& path) {
+    escape::SpawnOptions o;
+    o.argv = {CORDON_CLI, "fs", "read", "--workspace", home, path};
+    o.set_env = {{"HOME", home}};
+    o.unset_env = {"XDG_STATE_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_RUNTIME_DIR"};
+    return escape::run_process(o);
+  };
+  // The rest of the home is the workspace's, both ways.
+  auto wrote = fs_write("mine", {"--workspace", home, "notes.txt"}, home);
+  INFO(wrote.err);
+  CHECK(wrote.status == 0);
+  CHECK(fs_read("notes.txt").out == "mine");
+  auto read = fs_read(".local/state/cordon/jobs/j1/output.log");
+  CHECK(read.status == 2);
+  CHECK(read.err.find("CRD") != std::string::npos);
+  CHECK(read.out.find("another job") == std::string::npos);
+  for (const char* path : {".config/cordon/config.toml", ".local/state/cordon/jobs/j2/job.json",
+                           ".local/state/cordon/jobs/j1/output.log"}) {
+    auto r = fs_write("[dispatch]\norder = [\"none\"]\n", {"--workspace", home, "--parents", path},
+                      home);
+    INFO(path << ": " << r.err);
+    CHECK(r.status == 2);
+    CHECK(r.err.find("blocked") != std::string::npos);
+  }
+  CHECK_FALSE(fs::exists(s / "home" / ".config" / "cordon" / "config.toml"));
+  CHECK_FALSE(fs::exists(job.parent_path() / "j2"));
+  CHECK(slurp(job / "output.log") == "another job's output\n");
 }

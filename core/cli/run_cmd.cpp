@@ -7,6 +7,7 @@
 #include <iostream>
 #include <iterator>
 #include <memory>
+#include <optional>
 
 #include "run_input.hpp"
 #include "run_output.hpp"
@@ -46,9 +47,12 @@ int run_main(const RunArgs& a) {
   PassThroughSink passthrough(a.raw);
   FramedSink framed;
   auto stop = std::make_shared<StopToken>();
-  StopOnSignals signals(stop, a.framed);
+  std::optional<StopOnSignals> signals;
   try {
+    // Reading --request or --stdin may wait on a pipe or a terminal: until there is a run to
+    // stop, a signal ends cordon as it ends any reader (the handlers would restart the read).
     Invocation inv = build_invocation(a.input);
+    signals.emplace(stop, a.framed);
     inv.stop = stop;
     Config config;
     registry = make_registry(a.runtime, config);
@@ -73,7 +77,7 @@ int run_main(const RunArgs& a) {
     finish_plain(out, registry.get(), a.verbose);
   }
   // Stopped by a signal to cordon: exit as a shell reports a command killed by it.
-  int sig = signals.received();
+  int sig = signals ? signals->received() : 0;
   int status = sig != 0 ? 128 + sig : out.result.cli_status();
   leave_after_run(status);
   return status;

@@ -1,7 +1,12 @@
 // Command strings, shell modes, untrusted arguments and JSON requests through the real CLI.
+#include <signal.h>
+#include <sys/stat.h>
+
 #include <boost/json.hpp>
 
+#include <chrono>
 #include <fstream>
+#include <thread>
 
 #include "cli.hpp"
 
@@ -200,4 +205,34 @@ TEST_CASE("command: an inline policy in a request", "[command][cli]") {
   auto bad = run_cli({"run", "--request", req, "--json"});
   CHECK(bad.status == 125);
   CHECK(json::parse(bad.out).at("error").at("code").as_string() == "CRD2003");
+}
+
+TEST_CASE("command: a run still waiting for its request on a pipe ends on SIGTERM",
+          "[command][cli]") {
+  Scratch s;
+  auto policy = policy_with_shell(s, "off");
+  if (!landlock_usable(policy)) return;
+  std::string fifo = (s / "request.fifo").string();
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  // A request on a pipe is read when it comes (as `--request <(...)` gives one).
+  escape::SpawnOptions writer;
+  writer.argv = {"/bin/sh", "-c",
+                 "printf '%s' '{\"argv\": [\"echo\", \"piped\"], \"policy\": \"" + policy +
+                     "\", \"workspace\": \"" + s.dir.string() + "\"}' > " + fifo};
+  escape::Process feeding(writer);
+  auto fed = run_cli({"run", "--request", fifo});
+  INFO(fed.err);
+  CHECK(fed.status == 0);
+  CHECK(fed.out == "piped\n");
+  feeding.wait();
+  // With no writer, cordon waits as any reader does, and a signal ends it.
+  escape::SpawnOptions o;
+  o.argv = {CORDON_CLI, "run", "--request", fifo};
+  o.deadline = std::chrono::milliseconds(20000);
+  escape::Process waiting(o);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  ::kill(waiting.pid(), SIGTERM);
+  auto ended = waiting.wait();
+  CHECK_FALSE(ended.harness_killed);
+  CHECK(ended.signal == SIGTERM);
 }

@@ -3,12 +3,21 @@
 #include <cordon/config.hpp>
 #include <cordon/registry.hpp>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <sstream>
+
+#include "job_spawn.hpp"
 #include "toml.hpp"
+#include "unique_fd.hpp"
 
 namespace cordon {
 
@@ -19,6 +28,9 @@ bool PluginPins::allows(const std::string& name) const {
 }
 
 namespace {
+
+// A configuration is a page of settings; anything near this is not one.
+constexpr std::size_t kMaxConfigBytes = 1u << 20;
 
 Location at(const std::string& file, const toml::source_region& src) {
   return Location{file, static_cast<int>(src.begin.line), static_cast<int>(src.begin.column)};
@@ -234,13 +246,31 @@ class ConfigReader {
   std::string file_;
 };
 
+// A configuration chooses plugins, identities and daemons for every run: what is read must
+// be written by cordon's user or root alone. (Not its directory: a file of theirs reached
+// through another's directory still says only what they wrote.)
+void refuse_untrusted_config(const fs::path& file, const struct stat& st) {
+  const uid_t me = ::geteuid();
+  std::string why;
+  if (st.st_uid != me && st.st_uid != 0)
+    why = "belongs to uid " + std::to_string(st.st_uid) + ", neither cordon's user (uid " +
+          std::to_string(me) + ") nor root";
+  else if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0)
+    why = "is writable by its group or by others";
+  if (why.empty()) return;
+  throw ErrorList({Error(code::kUntrustedState, "configuration '" + file.string() + "' " + why,
+                         "make it yours and not writable by others (chmod go-w), or pass "
+                         "--config a file of your own")});
+}
+
 }  // namespace
 
 fs::path default_config_path() {
   const char* xdg = std::getenv("XDG_CONFIG_HOME");
   if (xdg && *xdg && fs::path(xdg).is_absolute()) return fs::path(xdg) / "cordon" / "config.toml";
-  const char* home = std::getenv("HOME");
-  return fs::path(home && *home ? home : "/") / ".config" / "cordon" / "config.toml";
+  // Without HOME, the home the user database gives, as for the job state: a run then keeps
+  // the sandbox from the same configuration directory a later cordon reads.
+  return detail::invoking_home() / ".config" / "cordon" / "config.toml";
 }
 
 Config parse_config(const std::string& text, const std::string& name) {
@@ -267,12 +297,24 @@ Config load_config_file(const fs::path& file) {
         {Error(code::kFileUnreadable, "cannot read configuration '" + file.string() + "': " + why,
                "pass an existing file to --config")});
   };
-  std::error_code ec;
-  if (!fs::is_regular_file(file, ec)) throw unreadable(ec ? ec.message() : "not a regular file");
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw unreadable("cannot open it");
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) throw unreadable("read error");
+  // O_NONBLOCK: a FIFO is refused below rather than waited on.
+  int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  if (fd < 0) throw unreadable(std::strerror(errno));
+  detail::Fd held(fd);
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) throw unreadable(std::strerror(errno));
+  if (!S_ISREG(st.st_mode)) throw unreadable("not a regular file");
+  refuse_untrusted_config(file, st);
+  std::string text;
+  char buf[16384];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw unreadable(std::strerror(errno));
+    if (n == 0) break;
+    text.append(buf, static_cast<std::size_t>(n));
+    if (text.size() > kMaxConfigBytes) throw unreadable("larger than 1 MiB");
+  }
   return parse_config(text, file.string());
 }
 

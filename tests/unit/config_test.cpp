@@ -3,7 +3,12 @@
 #include <catch2/catch.hpp>
 #include <cordon/config.hpp>
 
+#include <pwd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 
 using namespace cordon;
@@ -111,6 +116,49 @@ TEST_CASE("config: --config must exist, the default file is optional", "[config]
   CHECK(cfg.source == (std::filesystem::path(dir) / "cordon" / "config.toml").string());
   ::unsetenv("XDG_CONFIG_HOME");
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("config: a file another user could have written is refused, never read",
+          "[config][pinning][trust]") {
+  char dir[] = "/tmp/cordon-cfgtrust-XXXXXX";
+  REQUIRE(::mkdtemp(dir));
+  std::filesystem::path file = std::filesystem::path(dir) / "config.toml";
+  std::ofstream(file) << "[backends.landlock]\ngid = 4\n";
+  ::chmod(file.c_str(), 0644);
+  CHECK(load_config(file).source == file.string());  // cordon's user's own: read
+  auto refused = [&file](const std::string& why) {
+    try {
+      load_config(file);
+      FAIL("read");
+    } catch (const ErrorList& e) {
+      REQUIRE(e.errors().size() == 1);
+      CHECK(e.errors()[0].code() == "CRD1006");
+      CHECK(std::string(e.errors()[0].what()).find(why) != std::string::npos);
+    }
+  };
+  ::chmod(file.c_str(), 0664);
+  refused("writable by its group or by others");
+  ::chmod(file.c_str(), 0646);
+  refused("writable by its group or by others");
+  if (::geteuid() == 0) {  // only root can give a file away
+    ::chmod(file.c_str(), 0644);
+    REQUIRE(::chown(file.c_str(), 65534, 65534) == 0);
+    refused("belongs to uid 65534");
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("config: without HOME the configuration is the user database's home's, as the jobs'",
+          "[config][pinning][trust]") {
+  const char* saved = std::getenv("HOME");
+  std::string home = saved ? saved : "";
+  ::unsetenv("HOME");
+  ::unsetenv("XDG_CONFIG_HOME");
+  passwd* pw = ::getpwuid(::getuid());
+  REQUIRE(pw != nullptr);
+  CHECK(default_config_path() ==
+        std::filesystem::path(pw->pw_dir) / ".config" / "cordon" / "config.toml");
+  if (saved) ::setenv("HOME", home.c_str(), 1);
 }
 
 TEST_CASE("config: [dispatch] order is read in order", "[config][dispatch]") {

@@ -92,6 +92,29 @@ void walk(const std::string& dir, std::map<Identity, Linked>& linked, std::size_
 
 }  // namespace
 
+BlockedName blocked_name_of(const struct stat& st, const std::vector<std::string>& blocked,
+                            std::size_t limit) {
+  BlockedName out;
+  if (!S_ISREG(st.st_mode) || st.st_nlink < 2) return out;
+  const Identity wanted{st.st_dev, st.st_ino};
+  for (const auto& path : blocked) {
+    struct stat b {};
+    if (::lstat(path.c_str(), &b) != 0) continue;
+    std::map<Identity, Linked> linked;
+    if (S_ISDIR(b.st_mode)) {
+      std::size_t budget = limit;
+      walk(path, linked, budget, out.looked_all);
+    } else if (Identity{b.st_dev, b.st_ino} == wanted) {
+      linked[wanted] = {};
+    }
+    if (linked.count(wanted) != 0) {
+      out.path = path;
+      return out;
+    }
+  }
+  return out;
+}
+
 std::string unwalked_note(const std::string& path) {
   return "blocked directory '" + path +
          "' holds too many entries to check each file for other names (hard links): those "

@@ -1,4 +1,5 @@
 // The workspace file API: openat2 beneath a directory descriptor; reads, listings, removals.
+#include <cordon/sdk/path_guard.hpp>
 #include <cordon/workspace.hpp>
 
 #include <dirent.h>
@@ -110,6 +111,25 @@ void Workspace::refuse_blocked(int fd, std::string_view path, std::string_view l
   }
 }
 
+// A hard link in the workspace is the blocked file itself under another name: a run refuses
+// it (CRD1007), and the file API does not read it either.
+void Workspace::refuse_other_name(const struct stat& st, std::string_view path) const {
+  if (rules_.blocked.empty() || st.st_nlink < 2) return;
+  std::vector<std::string> blocked;
+  for (const auto& b : rules_.blocked) blocked.push_back(b.string());
+  BlockedName found = blocked_name_of(st, blocked);
+  if (!found.path.empty())
+    throw Error(code::kBlockedPath,
+                "path '" + std::string(path) + "' is another name (a hard link) of a blocked file",
+                "filesystem.blocked lists '" + found.path + "'");
+  if (!found.looked_all)
+    throw Error(code::kBlockedPath,
+                "path '" + std::string(path) +
+                    "' has other names (hard links), and a blocked directory holds too many "
+                    "files to tell whether it is one of them",
+                "read a copy of the file, or block fewer files");
+}
+
 std::string Workspace::read(std::string_view path) const {
   Fd fd(open_beneath(path, O_RDONLY | O_NOCTTY | O_NONBLOCK));
   refuse_blocked(fd.fd, path);
@@ -117,6 +137,7 @@ std::string Workspace::read(std::string_view path) const {
   if (::fstat(fd.fd, &st) != 0) throw os_error(path, "cannot stat", errno);
   if (!S_ISREG(st.st_mode))
     throw Error(code::kWorkspaceIo, "'" + std::string(path) + "' is not a regular file");
+  refuse_other_name(st, path);
   if (static_cast<std::uint64_t>(st.st_size) > rules_.max_read_bytes)
     throw Error(code::kWorkspaceIo, "'" + std::string(path) + "' is " + std::to_string(st.st_size) +
                                         " bytes, over the cap of " +

@@ -146,3 +146,36 @@ TEST_CASE("fs: the file API keeps cordon's own state out of reach, as a run does
   CHECK_FALSE(fs::exists(job.parent_path() / "j2"));
   CHECK(slurp(job / "output.log") == "another job's output\n");
 }
+
+TEST_CASE("fs: read refuses a hard link to a blocked file, as a run does", "[fs]") {
+  Scratch s;
+  fs::create_directories(s / "ws");
+  fs::create_directories(s / "secrets" / "deeper");
+  std::ofstream(s / "secrets" / "deeper" / "key") << "the blocked key\n";
+  std::ofstream(s / "secrets" / "token") << "the blocked token\n";
+  std::ofstream(s / "ws" / "mine.txt") << "mine\n";
+  fs::create_hard_link(s / "secrets" / "deeper" / "key", s / "ws" / "key-link");
+  fs::create_hard_link(s / "secrets" / "token", s / "ws" / "token-link");
+  fs::create_hard_link(s / "ws" / "mine.txt", s / "ws" / "mine-link");
+  const std::string ws = (s / "ws").string(), policy = (s / "policy.toml").string();
+  std::ofstream(policy) << "version = 1\n[policy]\nname = \"links\"\n[filesystem]\nblocked = [\""
+                        << (s / "secrets" / "deeper").string() << "\", \""
+                        << (s / "secrets" / "token").string() << "\"]\n";
+  auto fs_read = [&](const std::string& path) {
+    return run_cli({"fs", "read", "--workspace", ws, "--policy", policy, path});
+  };
+  // A file of the workspace with two names of its own reads.
+  auto mine = fs_read("mine-link");
+  INFO(mine.err);
+  CHECK(mine.status == 0);
+  CHECK(mine.out == "mine\n");
+  // A link to a blocked file, or to one in a blocked directory, does not.
+  for (const char* link : {"key-link", "token-link"}) {
+    auto r = fs_read(link);
+    INFO(link << ": " << r.err);
+    CHECK(r.status == 2);
+    CHECK(r.err.find("CRD4008") != std::string::npos);
+    CHECK(r.err.find("hard link") != std::string::npos);
+    CHECK(r.out.find("blocked") == std::string::npos);
+  }
+}

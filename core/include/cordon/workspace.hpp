@@ -8,6 +8,8 @@
 // runs as root, its owner) carry over, so a sandboxed command can still append to its own file.
 #pragma once
 
+#include <sys/stat.h>
+
 #include <cordon/sdk/error.hpp>
 #include <cordon/sdk/export.hpp>
 #include <cordon/sdk/workspace_files.hpp>
@@ -55,6 +57,9 @@ class CORDON_API Workspace final : public WorkspaceFiles {
   void carry_over(int out, int dir, const std::string& leaf, std::string_view path) const;
   /// Throws CRD4008 when what `fd` names (or its entry `leaf`, when given) is blocked.
   void refuse_blocked(int fd, std::string_view path, std::string_view leaf = {}) const;
+  /// Throws CRD4008 when the file `st` describes is a blocked file under another name (a hard
+  /// link), or may be one that could not be looked for.
+  void refuse_other_name(const struct stat& st, std::string_view path) const;
 
   std::filesystem::path root_;
   WorkspaceRules rules_;

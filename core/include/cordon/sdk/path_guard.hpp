@@ -5,6 +5,8 @@
 // would hand the command the caller's keys. Backends call this before they resolve a policy path.
 #pragma once
 
+#include <sys/stat.h>
+
 #include <cordon/sdk/error.hpp>
 #include <cordon/sdk/export.hpp>
 
@@ -98,6 +100,18 @@ inline constexpr std::size_t kOtherNamesWalk = 64;
 CORDON_API OtherNames other_names_to_mask(const std::string& path,
                                           const std::vector<std::string>& writable,
                                           std::size_t limit = kOtherNamesWalk);
+
+/// What a file read through the workspace file API is, of the blocked paths: the blocked path
+/// that is the file `st` describes (by device and inode) under another name, or the blocked
+/// directory that holds it, looked for only when it has more than one name (hard links);
+/// at most `limit` entries of each blocked directory are looked at. Empty when none is.
+struct BlockedName {
+  std::string path;        ///< the blocked path the file is, or lies in; empty: none
+  bool looked_all = true;  ///< false: a blocked directory had more entries than were looked at
+};
+CORDON_API BlockedName blocked_name_of(const struct stat& st,
+                                       const std::vector<std::string>& blocked,
+                                       std::size_t limit = 4096);
 
 /// The run's note for a blocked directory `path` whose entries other_names_to_mask() did not
 /// all look at (OtherNames::walked_all false).

@@ -110,8 +110,7 @@ WorkspaceRules local_workspace_rules(const Policy& policy, const Registry& regis
   WorkspaceRules r = workspace_rules(policy);
   if (options.config) extra.push_back(fs::absolute(*options.config));
   std::vector<std::string> notes;  // a state root that cannot be made is blocked all the same
-  for (auto& p : detail::own_state_paths(registry, policy, extra, notes))
-    r.blocked.push_back(std::move(p));
+  r.own_state = detail::own_state_paths(registry, policy, extra, notes);
   return r;
 }
 

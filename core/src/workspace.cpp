@@ -100,15 +100,21 @@ int Workspace::open_parent(std::string_view path, std::string& leaf) const {
 }
 
 void Workspace::refuse_blocked(int fd, std::string_view path, std::string_view leaf) const {
-  if (rules_.blocked.empty()) return;
+  if (rules_.blocked.empty() && rules_.own_state.empty()) return;
   auto real = fd_path(fd);
   // A write or removal names the file through its directory: the file itself may be blocked.
   if (!real.empty() && !leaf.empty()) real = (std::filesystem::path(real) / leaf).string();
-  for (const auto& b : rules_.blocked) {
-    if (!real.empty() && within(real, b))
+  if (real.empty()) return;
+  for (const auto& b : rules_.blocked)
+    if (within(real, b))
       throw Error(code::kBlockedPath, "path '" + std::string(path) + "' is blocked by the policy",
                   "filesystem.blocked lists '" + b.string() + "'");
-  }
+  for (const auto& b : rules_.own_state)
+    if (within(real, b))
+      throw Error(code::kBlockedPath,
+                  "path '" + std::string(path) + "' is blocked: it is cordon's own state ('" +
+                      b.string() + "')",
+                  "no command and no file call may read or change cordon's own state");
 }
 
 // A hard link in the workspace is the blocked file itself under another name: a run refuses

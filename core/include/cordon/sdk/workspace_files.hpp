@@ -25,6 +25,9 @@ struct WorkspaceRules {
   std::uint64_t max_read_bytes = 64ull * 1024 * 1024;
   std::uint64_t max_write_bytes = 64ull * 1024 * 1024;
   std::vector<std::filesystem::path> blocked;  ///< absolute, expanded (filesystem.blocked)
+  /// cordon's own state, absolute: blocked by name only, since no sandbox can reach it to
+  /// make another name for one of its files (a hard link), and it can hold many files.
+  std::vector<std::filesystem::path> own_state;
 };
 
 /// One directory entry.

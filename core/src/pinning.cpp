@@ -16,6 +16,7 @@
 #include <sstream>
 
 #include "job_spawn.hpp"
+#include "private_dir_rule.hpp"
 #include "toml.hpp"
 #include "unique_fd.hpp"
 
@@ -250,15 +251,9 @@ class ConfigReader {
 // be written by cordon's user or root alone. (Not its directory: a file of theirs reached
 // through another's directory still says only what they wrote.)
 void refuse_untrusted_config(const fs::path& file, const struct stat& st) {
-  const uid_t me = ::geteuid();
-  std::string why;
-  if (st.st_uid != me && st.st_uid != 0)
-    why = "belongs to uid " + std::to_string(st.st_uid) + ", neither cordon's user (uid " +
-          std::to_string(me) + ") nor root";
-  else if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0)
-    why = "is writable by its group or by others";
-  if (why.empty()) return;
-  throw ErrorList({Error(code::kUntrustedState, "configuration '" + file.string() + "' " + why,
+  auto why = detail::untrusted_reason(st.st_uid, st.st_mode, ::geteuid(), detail::Trust::ancestor);
+  if (!why) return;
+  throw ErrorList({Error(code::kUntrustedState, "configuration '" + file.string() + "' " + *why,
                          "make it yours and not writable by others (chmod go-w), or pass "
                          "--config a file of your own")});
 }

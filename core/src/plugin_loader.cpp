@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <link.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <cordon/load_hook.hpp>
 #include <cordon/registry.hpp>
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "discovery.hpp"
+#include "private_dir_rule.hpp"
 #include "sha256.hpp"
 
 namespace cordon::detail {
@@ -48,6 +50,27 @@ std::optional<Error> check_allowed(const fs::path& path, const std::string& name
   return Error(code::kPluginNotAllowed,
                "plugin " + quoted(path) + " (backend '" + name + "') is not on the allow list",
                "add '" + name + "' to [plugins] allow in the cordon configuration to use it");
+}
+
+// A plugin's code runs as cordon's user (root, often): only a file that user or root alone
+// could have written, in directories only they could change, is loaded. Checked on the path the
+// loader will open (every symlink resolved), from the file up to "/".
+std::optional<Error> check_trusted(const fs::path& path) {
+  std::error_code ec;
+  fs::path real = fs::canonical(path, ec);
+  if (ec) return std::nullopt;  // the load itself says why it cannot open it
+  const uid_t me = ::geteuid();
+  for (fs::path p = real;; p = p.parent_path()) {
+    struct stat st {};
+    if (::stat(p.c_str(), &st) != 0) break;
+    if (auto why = untrusted_reason(st.st_uid, st.st_mode, me, Trust::ancestor))
+      return Error(code::kUntrustedState,
+                   "plugin " + quoted(path) + " is not loaded: '" + p.string() + "' " + *why,
+                   "a plugin and each directory above it must be root's or cordon's user's and "
+                   "writable by no one else: fix the owner or mode, or install it where they are");
+    if (p == p.parent_path()) break;
+  }
+  return std::nullopt;
 }
 
 // Hashes the open file and, when it matches, returns the descriptor to load from, so that the
@@ -150,6 +173,7 @@ LoadOutcome load_plugin(const fs::path& path, const std::string& name, const Plu
   detail::before_load(path);
   LoadOutcome out;
   if ((out.error = check_allowed(path, name, pins))) return out;
+  if ((out.error = check_trusted(path))) return out;
   int fd = -1;
   if (auto pin = pins.sha256.find(name); pin != pins.sha256.end())
     if ((out.error = check_digest(path, name, pin->second, fd))) return out;

@@ -137,13 +137,13 @@ TEST_CASE("config: a file another user could have written is refused, never read
     }
   };
   ::chmod(file.c_str(), 0664);
-  refused("writable by its group or by others");
+  refused("is writable by its group");
   ::chmod(file.c_str(), 0646);
-  refused("writable by its group or by others");
+  refused("is writable by every user");
   if (::geteuid() == 0) {  // only root can give a file away
     ::chmod(file.c_str(), 0644);
     REQUIRE(::chown(file.c_str(), 65534, 65534) == 0);
-    refused("belongs to uid 65534");
+    refused("is owned by uid 65534, neither root nor cordon's uid");
   }
   std::filesystem::remove_all(dir);
 }

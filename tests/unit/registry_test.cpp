@@ -1,8 +1,12 @@
 // The plugin loader with real shared libraries built by tests/fixtures/plugins.
 #include <dlfcn.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <catch2/catch.hpp>
 #include <cordon/registry.hpp>
 #include <cordon/sdk/plugin.hpp>
+
+#include <filesystem>
 
 #include "discovery.hpp"
 #include "runtime_test_support.hpp"
@@ -320,4 +324,35 @@ TEST_CASE("discovery: plugin file names", "[registry][discovery]") {
   CHECK_FALSE(valid_backend_name("Docker"));
   CHECK_FALSE(valid_backend_name("-x"));
   CHECK_FALSE(valid_backend_name(std::string(32, 'a')));
+}
+
+TEST_CASE("registry: a plugin another user could have written is refused, never loaded",
+          "[registry][plugin][trust]") {
+  char made[] = "/tmp/cordon-plugtrust-XXXXXX";
+  REQUIRE(::mkdtemp(made));
+  const std::filesystem::path dir = made, file = dir / "cordon-backend-good.so";
+  std::filesystem::copy_file(plugin("good", "good"), file);
+  ::chmod(file.c_str(), 0644);
+  auto refused_for = [&dir](const std::string& why) {
+    Registry r(isolated({dir}));
+    const Error& e = refusal(r, "good");
+    CHECK(e.code() == std::string("CRD1006"));
+    CHECK_THAT(e.message(), Catch::Contains(why));
+  };
+  ::chmod(dir.c_str(), 0777);
+  refused_for("'" + dir.string() + "' is writable by every user");
+  ::chmod(dir.c_str(), 0700);
+  ::chmod(file.c_str(), 0664);
+  refused_for("'" + file.string() + "' is writable by its group");
+  if (::geteuid() == 0) {  // only root can give a file away
+    ::chmod(file.c_str(), 0644);
+    REQUIRE(::chown(file.c_str(), 65534, 65534) == 0);
+    refused_for("is owned by uid 65534");
+    REQUIRE(::chown(file.c_str(), 0, 0) == 0);
+  }
+  ::chmod(file.c_str(), 0644);
+  CHECK_FALSE(is_loaded(file.string()));  // none of the refusals ran its code
+  Registry r(isolated({dir}));
+  CHECK(r.backend("good") != nullptr);  // the same file, root's or cordon's user's alone
+  std::filesystem::remove_all(dir);
 }

@@ -53,12 +53,16 @@ std::optional<Error> check_allowed(const fs::path& path, const std::string& name
 }
 
 // A plugin's code runs as cordon's user (root, often): only a file that user or root alone
-// could have written, in directories only they could change, is loaded. Checked on the path the
-// loader will open (every symlink resolved), from the file up to "/".
-std::optional<Error> check_trusted(const fs::path& path) {
+// could have written, in directories only they could change, is loaded. Checked on the path
+// with every symlink resolved, from the file up to "/", and `real` is that path: the loader
+// opens it, not the path given, whose symlinks another user might swap after the check.
+std::optional<Error> check_trusted(const fs::path& path, fs::path& real) {
   std::error_code ec;
-  fs::path real = fs::canonical(path, ec);
-  if (ec) return std::nullopt;  // the load itself says why it cannot open it
+  real = fs::canonical(path, ec);
+  if (ec) {
+    real = path;
+    return std::nullopt;  // the load itself says why it cannot open it
+  }
   const uid_t me = ::geteuid();
   for (fs::path p = real;; p = p.parent_path()) {
     struct stat st {};
@@ -173,12 +177,13 @@ LoadOutcome load_plugin(const fs::path& path, const std::string& name, const Plu
   detail::before_load(path);
   LoadOutcome out;
   if ((out.error = check_allowed(path, name, pins))) return out;
-  if ((out.error = check_trusted(path))) return out;
+  fs::path real;
+  if ((out.error = check_trusted(path, real))) return out;
   int fd = -1;
   if (auto pin = pins.sha256.find(name); pin != pins.sha256.end())
-    if ((out.error = check_digest(path, name, pin->second, fd))) return out;
+    if ((out.error = check_digest(real, name, pin->second, fd))) return out;
   boost::dll::shared_library lib;
-  if ((out.error = open_library(path, fd, lib))) return out;
+  if ((out.error = open_library(real, fd, lib))) return out;
   std::vector<std::string> missing;
   for (const char* sym : {kInfoSymbol, kFactorySymbol})
     if (!lib.has(sym)) missing.push_back(std::string("'") + sym + "'");

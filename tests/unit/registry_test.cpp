@@ -1,5 +1,6 @@
 // The plugin loader with real shared libraries built by tests/fixtures/plugins.
 #include <dlfcn.h>
+#include <link.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <catch2/catch.hpp>
@@ -354,5 +355,27 @@ TEST_CASE("registry: a plugin another user could have written is refused, never 
   CHECK_FALSE(is_loaded(file.string()));  // none of the refusals ran its code
   Registry r(isolated({dir}));
   CHECK(r.backend("good") != nullptr);  // the same file, root's or cordon's user's alone
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("registry: a plugin is loaded by the path that was checked, its symlinks resolved",
+          "[registry][plugin][trust]") {
+  char made[] = "/tmp/cordon-plugreal-XXXXXX";
+  REQUIRE(::mkdtemp(made));
+  const std::filesystem::path dir = std::filesystem::canonical(made);
+  std::filesystem::create_directory(dir / "real");
+  std::filesystem::copy_file(plugin("good", "good"), dir / "real" / "cordon-backend-good.so");
+  std::filesystem::create_directory_symlink(dir / "real", dir / "link");
+  // Another user who owned `link` could point it elsewhere between the check and the load:
+  // the loader opens the resolved path, so the library's own name is that path.
+  Registry r(isolated({dir / "link"}));
+  REQUIRE(r.backend("good") != nullptr);
+  const std::string real = (dir / "real" / "cordon-backend-good.so").string();
+  void* h = ::dlopen(real.c_str(), RTLD_NOW | RTLD_NOLOAD);
+  REQUIRE(h);
+  link_map* map = nullptr;
+  REQUIRE(::dlinfo(h, RTLD_DI_LINKMAP, &map) == 0);
+  CHECK(std::string(map->l_name) == real);
+  ::dlclose(h);
   std::filesystem::remove_all(dir);
 }

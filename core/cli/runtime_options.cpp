@@ -108,6 +108,14 @@ WorkspaceRules workspace_rules(const Policy& p) {
 WorkspaceRules local_workspace_rules(const Policy& policy, const Registry& registry,
                                      const RuntimeOptions& options, std::vector<fs::path> extra) {
   WorkspaceRules r = workspace_rules(policy);
+  // A blocked path that leads through a symlink blocks what it leads to, as in a run.
+  std::vector<fs::path> targets;
+  for (const auto& b : r.blocked) {
+    std::error_code ec;
+    fs::path real = fs::weakly_canonical(b, ec);
+    if (!ec && real != b.lexically_normal()) targets.push_back(std::move(real));
+  }
+  r.blocked.insert(r.blocked.end(), targets.begin(), targets.end());
   if (options.config) extra.push_back(fs::absolute(*options.config));
   std::vector<std::string> notes;  // a state root that cannot be made is blocked all the same
   r.own_state = detail::own_state_paths(registry, policy, extra, notes);

@@ -179,3 +179,25 @@ TEST_CASE("fs: read refuses a hard link to a blocked file, as a run does", "[fs]
     CHECK(r.out.find("blocked") == std::string::npos);
   }
 }
+
+TEST_CASE("fs: a blocked path that is a symlink blocks what it leads to, as in a run", "[fs]") {
+  Scratch s;
+  fs::create_directories(s / "ws" / "real");
+  std::ofstream(s / "ws" / "real" / "secret") << "blocked through the link\n";
+  std::ofstream(s / "ws" / "open.txt") << "open\n";
+  fs::create_directory_symlink(s / "ws" / "real", s / "alias");
+  const std::string ws = (s / "ws").string(), policy = (s / "policy.toml").string();
+  std::ofstream(policy) << "version = 1\n[policy]\nname = \"alias\"\n[filesystem]\nblocked = [\""
+                        << (s / "alias").string() << "\"]\n";
+  auto open = run_cli({"fs", "read", "--workspace", ws, "--policy", policy, "open.txt"});
+  INFO(open.err);
+  CHECK(open.out == "open\n");
+  auto r = run_cli({"fs", "read", "--workspace", ws, "--policy", policy, "real/secret"});
+  INFO(r.err);
+  CHECK(r.status == 2);
+  CHECK(r.err.find("CRD4008") != std::string::npos);
+  CHECK(r.out.empty());
+  auto w = fs_write("x", {"--workspace", ws, "--policy", policy, "real/secret"});
+  CHECK(w.status == 2);
+  CHECK(slurp(s / "ws" / "real" / "secret") == "blocked through the link\n");
+}

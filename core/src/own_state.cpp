@@ -2,9 +2,11 @@
 #include "own_state.hpp"
 
 #include <sys/stat.h>
+#include <unistd.h>
 #include <cordon/config.hpp>
 #include <cordon/jobs.hpp>
 #include <cordon/sdk/private_dir.hpp>
+#include <cordon/user_db.hpp>
 
 #include <algorithm>
 #include <cerrno>
@@ -70,6 +72,52 @@ fs::path cordon_root_of(const fs::path& dir) {
   return norm;
 }
 
+StateEnv state_env() {
+  auto get = [](const char* name) {
+    const char* v = std::getenv(name);
+    return v && *v == '/' ? fs::path(v) : fs::path();
+  };
+  StateEnv env;
+  env.euid = ::geteuid();
+  env.home = get("HOME");
+  env.xdg_state = get("XDG_STATE_HOME");
+  env.xdg_cache = get("XDG_CACHE_HOME");
+  env.xdg_config = get("XDG_CONFIG_HOME");
+  env.xdg_runtime = get("XDG_RUNTIME_DIR");
+  if (auto user = find_user(::getuid()); user && !user->home.empty()) env.user_home = user->home;
+  return env;
+}
+
+std::vector<StateRoot> state_roots(const StateEnv& env) {
+  std::vector<StateRoot> out;
+  auto root = [&out](const fs::path& given, const fs::path& rest) {
+    fs::path base = given.lexically_normal();
+    if (!base.has_filename() && base.has_parent_path()) base = base.parent_path();  // "a/b/"
+    if (!base.is_absolute() || base == base.root_path()) return;
+    StateRoot r{base / rest / "cordon", base};
+    bool seen = std::any_of(out.begin(), out.end(), [&r](const auto& o) { return o.dir == r.dir; });
+    if (!seen) out.push_back(std::move(r));
+  };
+  std::vector<fs::path> homes{env.home, env.user_home};
+  // Job state: XDG_STATE_HOME, else the home, else (root) /var/lib.
+  root(env.xdg_state, "");
+  for (const auto& h : homes) root(h, fs::path(".local") / "state");
+  if (env.euid == 0) root("/var/lib", "");
+  // Backend state: /run for root; else the runtime directory, else the cache.
+  if (env.euid == 0) {
+    root("/run", "");
+  } else {
+    root(env.xdg_runtime, "");
+    root(fs::path("/run/user") / std::to_string(env.euid), "");
+    root(env.xdg_cache, "");
+    for (const auto& h : homes) root(h, ".cache");
+  }
+  // Configuration: XDG_CONFIG_HOME, else the home.
+  root(env.xdg_config, "");
+  for (const auto& h : homes) root(h, ".config");
+  return out;
+}
+
 std::vector<fs::path> own_state_paths(const Registry& registry, const Policy& policy,
                                       const std::vector<fs::path>& extra,
                                       std::vector<std::string>& notes) {
@@ -83,6 +131,19 @@ std::vector<fs::path> own_state_paths(const Registry& registry, const Policy& po
   if (config.is_absolute()) {
     if (missing(config)) prepare(config, true, "configuration directory", notes);
     add(out, config);
+  }
+  // Where a cordon of this user would keep them under another HOME or XDG variable, or none:
+  // what a command planted there would steer a later cordon run from a cron job or a login
+  // shell. Made as the ones in use are; one that cannot be made is still passed on, and a
+  // backend refuses the run when its command could make it.
+  for (const auto& r : state_roots(state_env())) {
+    if (missing(r.dir) && !missing(r.base) && !r.base.empty()) {
+      try {
+        PrivateDir::create(r.dir);
+      } catch (const Error&) {  // not ours to make: the backend's check decides
+      }
+    }
+    add(out, r.dir);
   }
   for (const auto& dir : registry.search_path()) add(out, dir.path);
   // A command that could rewrite its policy file would loosen every later run under it.

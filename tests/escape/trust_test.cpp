@@ -307,6 +307,55 @@ TEST_CASE("escape: cordon's own state is out of reach even where the policy gran
   CHECK(reported);
 }
 
+TEST_CASE(
+    "escape: the default state a later cordon would use is out of reach under other XDG paths",
+    "[escape][userns][fs][trust]") {
+  Scratch s;
+  // This run keeps its state and configuration under XDG directories; a later cordon without
+  // those variables (a cron job, a login shell) looks in the home instead.
+  std::string home = s.root() + "/home", xdg = s.root() + "/xdg";
+  s.mkdir(home, 0700);
+  s.mkdir(home + "/.config/other");
+  s.mkdir(xdg + "/other");
+  s.write(home + "/.local/state/cordon/jobs/planted-earlier", kSecretContent);
+  RunExtras extras;
+  extras.set_env = {
+      {"HOME", home}, {"XDG_STATE_HOME", xdg}, {"XDG_CONFIG_HOME", xdg}, {"XDG_CACHE_HOME", xdg}};
+  extras.unset_env = {"XDG_RUNTIME_DIR"};
+  auto policy = confined(s.root());
+  policy.read_host = true;
+  policy.write = std::vector<std::string>{"{workspace}", "~", xdg};
+  const std::string state = home + "/.local/state/cordon";
+  auto ran = run_probe(s, policy, "fsop", {"read",   state + "/jobs/planted-earlier",
+                                           "create", state + "/jobs/forged",
+                                           "mkdir",  home + "/.config/cordon",
+                                           "create", home + "/.config/cordon/config.toml",
+                                           "mkdir",  home + "/.cache",
+                                           "mkdir",  home + "/.cache/cordon",
+                                           "create", home + "/.cache/cordon/backends",
+                                           "mkdir",  xdg + "/cordon",
+                                           "create", xdg + "/cordon/config.toml",
+                                           "create", home + "/.config/other/ok",
+                                           "create", xdg + "/other/ok"},
+                       extras);
+  INFO(ran.describe());
+  CHECK_THAT(ran.line("read " + state + "/jobs/planted-earlier"), IsErr(kReadDenied));
+  CHECK_THAT(ran.line("create " + state + "/jobs/forged"), IsErr(kHiddenWriteDenied));
+  CHECK_THAT(ran.line("create " + home + "/.config/cordon/config.toml"), IsErr(kHiddenWriteDenied));
+  CHECK_THAT(ran.line("create " + xdg + "/cordon/config.toml"), IsErr(kHiddenWriteDenied));
+  CHECK_FALSE(exists(home + "/.config/cordon/config.toml"));
+  CHECK_FALSE(exists(xdg + "/cordon/config.toml"));
+  CHECK_FALSE(exists(state + "/jobs/forged"));
+  if (!running_as_root()) {
+    // The cache is the backend state's default for a user (root's is /run/cordon).
+    CHECK_THAT(ran.line("create " + home + "/.cache/cordon/backends"), IsErr(kHiddenWriteDenied));
+    CHECK_FALSE(exists(home + "/.cache/cordon/backends"));
+    // Next to them, the granted directories are the command's to write.
+    CHECK_THAT(ran.line("create " + home + "/.config/other/ok"), IsOk());
+    CHECK_THAT(ran.line("create " + xdg + "/other/ok"), IsOk());
+  }
+}
+
 TEST_CASE("escape: a command cannot rewrite the policy file it runs under, nor one it extends",
           "[escape][userns][fs][write][docker]") {
   Scratch s;

@@ -147,6 +147,44 @@ TEST_CASE("fs: the file API keeps cordon's own state out of reach, as a run does
   CHECK(slurp(job / "output.log") == "another job's output\n");
 }
 
+TEST_CASE("fs: with the XDG bases elsewhere, the home's default state stays out of reach too",
+          "[fs]") {
+  Scratch s;
+  const std::string home = (s / "home").string(), xdg = (s / "xdg").string();
+  fs::create_directories(home);
+  fs::create_directories(xdg);
+  fs::path job = s / "home" / ".local" / "state" / "cordon" / "jobs" / "j1";
+  fs::create_directories(job);
+  std::ofstream(job / "output.log") << "another job's output\n";
+  auto call = [&](const std::vector<std::string>& args, const std::string& input = {}) {
+    escape::SpawnOptions o;
+    o.argv = {"/bin/sh", "-c", "d=$1; shift; printf %s \"$d\" | \"$0\" fs \"$@\"", CORDON_CLI,
+              input};
+    o.argv.insert(o.argv.end(), args.begin(), args.end());
+    o.set_env = {{"HOME", home}, {"XDG_STATE_HOME", xdg}, {"XDG_CONFIG_HOME", xdg},
+                 {"XDG_CACHE_HOME", xdg}};
+    o.unset_env = {"XDG_RUNTIME_DIR"};
+    return escape::run_process(o);
+  };
+  auto read = call({"read", "--workspace", home, ".local/state/cordon/jobs/j1/output.log"});
+  CHECK(read.status == 2);
+  CHECK(read.out.find("another job") == std::string::npos);
+  for (const char* path : {".config/cordon/config.toml", ".local/state/cordon/jobs/j2/job.json"}) {
+    auto r = call({"write", "--workspace", home, "--parents", path}, "[dispatch]\n");
+    INFO(path << ": " << r.err);
+    CHECK(r.status == 2);
+    CHECK(r.err.find("blocked") != std::string::npos);
+  }
+  CHECK_FALSE(fs::exists(s / "home" / ".config" / "cordon" / "config.toml"));
+  // The state in use (the XDG one) too; and beside both, the workspace is written and read.
+  auto in_xdg = call({"write", "--workspace", xdg, "--parents", "cordon/config.toml"}, "x");
+  CHECK(in_xdg.status == 2);
+  auto ok = call({"write", "--workspace", home, "--parents", ".config/other/ok"}, "mine");
+  INFO(ok.err);
+  CHECK(ok.status == 0);
+  CHECK(call({"read", "--workspace", home, ".config/other/ok"}).out == "mine");
+}
+
 TEST_CASE("fs: read refuses a hard link to a blocked file, as a run does", "[fs]") {
   Scratch s;
   fs::create_directories(s / "ws");

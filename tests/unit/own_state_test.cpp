@@ -12,6 +12,7 @@
 #include <set>
 #include <sstream>
 
+#include "own_state.hpp"
 #include "runtime_test_support.hpp"
 
 using namespace cordon;
@@ -84,10 +85,17 @@ TEST_CASE("own state: a run protects cordon's directories and makes the missing 
   auto o = run_fixture(h, {h.base / "elsewhere" / "jobs", h.base / "my-config.toml"}, out);
   REQUIRE_FALSE(o.result.error);
   fs::path home = h.base / "home";
-  CHECK(protected_of(out.out) ==
-        std::set<fs::path>{home / ".local" / "state" / "cordon", h.base / "run" / "cordon",
-                           home / ".config" / "cordon", fixture_dir("good").lexically_normal(),
-                           h.base / "elsewhere" / "jobs", h.base / "my-config.toml"});
+  auto prot = protected_of(out.out);
+  for (const auto& p : {home / ".local" / "state" / "cordon", h.base / "run" / "cordon",
+                        home / ".config" / "cordon", fixture_dir("good").lexically_normal(),
+                        h.base / "elsewhere" / "jobs", h.base / "my-config.toml"})
+    CHECK(prot.count(p) == 1);
+  // Beside them only the default locations of another environment (the next test case).
+  std::set<fs::path> defaults;
+  for (const auto& r : detail::state_roots(detail::state_env())) defaults.insert(r.dir);
+  for (const auto& p : prot)
+    if (!p.string().starts_with(h.base.string()) && p != fixture_dir("good").lexically_normal())
+      CHECK(defaults.count(p) == 1);
   // Made before the run, so that no command can make them first for a later cordon to trust.
   CHECK(mode_of(home / ".local" / "state" / "cordon" / "jobs") == (S_IFDIR | 0700));
   CHECK(mode_of(h.base / "run" / "cordon" / "backends") == (S_IFDIR | 0700));
@@ -148,4 +156,63 @@ TEST_CASE("own state: a home that does not exist is never made", "[own_state][pl
   // Still kept from the command, should it make them.
   CHECK(protected_of(out.out).count(ghost / ".local" / "state" / "cordon") == 1);
   CHECK(protected_of(out.out).count(ghost / ".config" / "cordon") == 1);
+}
+
+TEST_CASE("own state: every default location of this user's state is listed, whatever is set",
+          "[own_state]") {
+  auto dirs = [](const std::vector<detail::StateRoot>& roots) {
+    std::set<fs::path> out;
+    for (const auto& r : roots) out.insert(r.dir);
+    return out;
+  };
+  detail::StateEnv user{1000,        "/home/u",        "/x/state", "/x/cache",
+                        "/x/config", "/run/user/1000", "/home/u"};
+  CHECK(dirs(detail::state_roots(user)) ==
+        std::set<fs::path>{"/x/state/cordon", "/home/u/.local/state/cordon",
+                           "/run/user/1000/cordon", "/x/cache/cordon", "/home/u/.cache/cordon",
+                           "/x/config/cordon", "/home/u/.config/cordon"});
+  // A HOME other than the user database's: both homes' directories, each made in its own home.
+  detail::StateEnv moved{1000, "/srv/h/", {}, {}, {}, {}, "/home/u"};
+  auto roots = detail::state_roots(moved);
+  CHECK(dirs(roots) == std::set<fs::path>{"/srv/h/.local/state/cordon",
+                                          "/home/u/.local/state/cordon", "/run/user/1000/cordon",
+                                          "/srv/h/.cache/cordon", "/home/u/.cache/cordon",
+                                          "/srv/h/.config/cordon", "/home/u/.config/cordon"});
+  for (const auto& r : roots)
+    CHECK((r.base == "/srv/h" || r.base == "/home/u" || r.base == "/run/user/1000"));
+  // Root: /var/lib and /run, never a home's cache; "/" is no home, and nothing is made in it.
+  detail::StateEnv root{0, "/", {}, {}, {}, {}, "/root"};
+  CHECK(dirs(detail::state_roots(root)) == std::set<fs::path>{"/root/.local/state/cordon",
+                                                              "/var/lib/cordon", "/run/cordon",
+                                                              "/root/.config/cordon"});
+  detail::StateEnv bare{1000, {}, {}, {}, {}, {}, {}};
+  CHECK(dirs(detail::state_roots(bare)) == std::set<fs::path>{"/run/user/1000/cordon"});
+}
+
+TEST_CASE("own state: the default locations a run does not use are made and protected too",
+          "[own_state][plugin]") {
+  ScratchHome h;
+  fs::path xdg = h.base / "xdg", home = h.base / "home";
+  fs::create_directories(xdg);
+  for (const char* name : {"XDG_STATE_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME"})
+    ::setenv(name, xdg.c_str(), 1);
+  Collect out;
+  auto o = run_fixture(h, {}, out);
+  REQUIRE_FALSE(o.result.error);
+  auto prot = protected_of(out.out);
+  // In use: the XDG ones. Not in use, but where a cordon without these variables looks.
+  for (const auto& dir :
+       {xdg / "cordon", home / ".local" / "state" / "cordon", home / ".config" / "cordon"}) {
+    CHECK(prot.count(dir) == 1);
+    CHECK(mode_of(dir) == (S_IFDIR | 0700));
+  }
+  if (::geteuid() != 0) {
+    CHECK(prot.count(home / ".cache" / "cordon") == 1);
+    CHECK(mode_of(home / ".cache" / "cordon") == (S_IFDIR | 0700));
+  }
+  // A relative value is no location: nothing is made for it.
+  ::setenv("XDG_CONFIG_HOME", "rel", 1);
+  Collect again;
+  REQUIRE_FALSE(run_fixture(h, {}, again).result.error);
+  for (const auto& p : protected_of(again.out)) CHECK(p.is_absolute());
 }

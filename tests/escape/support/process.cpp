@@ -161,36 +161,37 @@ bool pid_alive(pid_t pid) {
          line[close_paren + 2] != 'Z' && line[close_paren + 2] != 'X';
 }
 
-std::vector<pid_t> pids_with_marker(const std::string& marker) {
+namespace {
+
+// The live processes but this one whose /proc entry `match` accepts (given the pid's name).
+template <typename Match>
+std::vector<pid_t> pids_where(Match match) {
   std::vector<pid_t> found;
   DIR* d = opendir("/proc");
   if (d == nullptr) fail("opendir /proc");
   while (dirent* e = readdir(d)) {
     if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
     pid_t pid = std::stoi(e->d_name);
-    if (read_proc(e->d_name, "cmdline").find(marker) != std::string::npos && pid != getpid() &&
-        pid_alive(pid))
-      found.push_back(pid);
+    if (pid != getpid() && match(e->d_name) && pid_alive(pid)) found.push_back(pid);
   }
   closedir(d);
   return found;
 }
 
+}  // namespace
+
+std::vector<pid_t> pids_with_marker(const std::string& marker) {
+  return pids_where([&marker](const char* pid) {
+    return read_proc(pid, "cmdline").find(marker) != std::string::npos;
+  });
+}
+
 std::vector<pid_t> pids_with_argument(const std::string& arg, const std::string& name) {
-  std::vector<pid_t> found;
-  DIR* d = opendir("/proc");
-  if (d == nullptr) fail("opendir /proc");
   const std::string whole = std::string(1, '\0') + arg + '\0';
-  while (dirent* e = readdir(d)) {
-    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
-    std::string cmdline = '\0' + read_proc(e->d_name, "cmdline");
-    if (cmdline.find(whole) == std::string::npos) continue;
-    if (!name.empty() && read_proc(e->d_name, "comm") != name + "\n") continue;
-    pid_t pid = std::stoi(e->d_name);
-    if (pid != getpid() && pid_alive(pid)) found.push_back(pid);
-  }
-  closedir(d);
-  return found;
+  return pids_where([&](const char* pid) {
+    if (('\0' + read_proc(pid, "cmdline")).find(whole) == std::string::npos) return false;
+    return name.empty() || read_proc(pid, "comm") == name + "\n";
+  });
 }
 
 std::string unique_marker(const std::string& prefix) {

@@ -161,8 +161,8 @@ TEST_CASE("fs: with the XDG bases elsewhere, the home's default state stays out 
     o.argv = {"/bin/sh", "-c", "d=$1; shift; printf %s \"$d\" | \"$0\" fs \"$@\"", CORDON_CLI,
               input};
     o.argv.insert(o.argv.end(), args.begin(), args.end());
-    o.set_env = {{"HOME", home}, {"XDG_STATE_HOME", xdg}, {"XDG_CONFIG_HOME", xdg},
-                 {"XDG_CACHE_HOME", xdg}};
+    o.set_env = {
+        {"HOME", home}, {"XDG_STATE_HOME", xdg}, {"XDG_CONFIG_HOME", xdg}, {"XDG_CACHE_HOME", xdg}};
     o.unset_env = {"XDG_RUNTIME_DIR"};
     return escape::run_process(o);
   };

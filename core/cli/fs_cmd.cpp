@@ -88,7 +88,8 @@ void with_workspace(const FsOptions& o, F&& op) {
     auto root = workspace_of(o.workspace);
     Config config;
     auto registry = make_registry(o.runtime, config);
-    Workspace ws(root, local_workspace_rules(policy_of(o.policy, root), *registry, o.runtime));
+    Workspace ws(root,
+                 local_workspace_rules(policy_of(o.policy, root), *registry, o.runtime, root));
     op(ws);
     return 0;
   });

@@ -142,7 +142,8 @@ Tools::Tools(ServerSetup setup) : setup_(std::move(setup)) {
   spill_ = std::make_unique<Spill>(jobs_dir.empty() ? jobs_dir : jobs_dir.parent_path() / "mcp");
   std::vector<std::filesystem::path> spill;
   if (!spill_->dir().empty()) spill.push_back(spill_->dir());
-  file_rules_ = local_workspace_rules(policy_, *idle_registries_.back(), setup_.runtime, spill);
+  file_rules_ = local_workspace_rules(policy_, *idle_registries_.back(), setup_.runtime,
+                                      setup_.workspace, spill);
 }
 
 std::unique_ptr<Registry> Tools::take_registry() {

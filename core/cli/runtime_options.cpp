@@ -1,7 +1,10 @@
 // Shared option handling of the runtime verbs.
 #include "runtime_options.hpp"
 
+#include <sys/stat.h>
+
 #include <cordon/sdk/path_guard.hpp>
+#include <cordon/sdk/state_roots.hpp>
 
 #include <unistd.h>
 #include <cordon/policy_loader.hpp>
@@ -50,7 +53,7 @@ std::unique_ptr<Registry> make_registry(const RuntimeOptions& options, Config& c
 }
 
 fs::path host_home() {
-  if (const char* home = std::getenv("HOME"); home && *home == '/') return home;
+  if (auto home = env_dir("HOME"); !home.empty()) return home;
   if (auto user = find_user(::getuid()); user && !user->home.empty()) return user->home;
   return "/";
 }
@@ -106,7 +109,8 @@ WorkspaceRules workspace_rules(const Policy& p) {
 }
 
 WorkspaceRules local_workspace_rules(const Policy& policy, const Registry& registry,
-                                     const RuntimeOptions& options, std::vector<fs::path> extra) {
+                                     const RuntimeOptions& options, const fs::path& workspace,
+                                     std::vector<fs::path> extra) {
   WorkspaceRules r = workspace_rules(policy);
   // A blocked path that leads through a symlink blocks what it leads to, as in a run.
   std::vector<fs::path> targets;
@@ -117,6 +121,9 @@ WorkspaceRules local_workspace_rules(const Policy& policy, const Registry& regis
   }
   r.blocked.insert(r.blocked.end(), targets.begin(), targets.end());
   if (options.config) extra.push_back(fs::absolute(*options.config));
+  struct stat st {};
+  if (::geteuid() == 0 && ::stat(workspace.c_str(), &st) == 0)
+    for (auto& dir : command_user_state(st.st_uid)) extra.push_back(std::move(dir));
   std::vector<std::string> notes;  // a state root that cannot be made is blocked all the same
   r.own_state = detail::own_state_paths(registry, policy, extra, notes);
   return r;

@@ -60,9 +60,12 @@ WorkspaceRules workspace_rules(const Policy& policy);
 /// The rules of a workspace on this machine: workspace_rules() and, blocked as in every run,
 /// cordon's own state (the job and backend state, the configuration, every plugin directory of
 /// `registry`, the --config file of `options`) and the `extra` paths. A file written there
-/// through the file API would steer a later cordon as a sandbox's write would.
+/// through the file API would steer a later cordon as a sandbox's write would. As root, the
+/// default state of `workspace`'s owner too: root's file API acts there for that user, whose
+/// later cordon trusts it (command_user_state()).
 WorkspaceRules local_workspace_rules(const Policy& policy, const Registry& registry,
                                      const RuntimeOptions& options,
+                                     const std::filesystem::path& workspace,
                                      std::vector<std::filesystem::path> extra = {});
 
 /// The rendering of `e` as "warning[CODE]: ...".

@@ -5,6 +5,7 @@
 #include <cordon/registry.hpp>
 #include <cordon/request.hpp>
 #include <cordon/runner.hpp>
+#include <cordon/sdk/state_roots.hpp>
 
 #include <fcntl.h>
 #include <poll.h>
@@ -136,9 +137,8 @@ const char* to_string(JobStatus s) {
 
 fs::path default_job_state_dir() {
   const fs::path rest = fs::path("cordon") / "jobs";
-  if (const char* x = std::getenv("XDG_STATE_HOME"); x && *x == '/') return fs::path(x) / rest;
-  if (const char* home = std::getenv("HOME"); home && *home == '/')
-    return fs::path(home) / ".local" / "state" / rest;
+  if (auto x = env_dir("XDG_STATE_HOME"); !x.empty()) return x / rest;
+  if (auto home = env_dir("HOME"); !home.empty()) return home / ".local" / "state" / rest;
   // Never a shared directory such as /tmp: another user could prepare it.
   if (::geteuid() == 0) return fs::path("/var/lib") / rest;
   if (auto home = detail::invoking_home(); home.is_absolute() && home != "/")

@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <cordon/load_hook.hpp>
 #include <cordon/sdk/error.hpp>
+#include <cordon/sdk/state_roots.hpp>
 #include <cordon/user_db.hpp>
 
 #include <cerrno>
@@ -108,7 +109,7 @@ fs::path default_cordon_exe() {
 }
 
 fs::path invoking_home() {
-  if (const char* h = std::getenv("HOME"); h && *h == '/') return h;
+  if (auto h = env_dir("HOME"); !h.empty()) return h;
   if (auto user = find_user(::getuid()); user && !user->home.empty()) return user->home;
   return "/";
 }

@@ -43,7 +43,7 @@ fs::path base_of(const fs::path& dir) {
   };
   for (const char* name :
        {"HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME", "XDG_RUNTIME_DIR", "XDG_CONFIG_HOME"})
-    if (const char* v = std::getenv(name)) consider(v);
+    consider(env_dir(name));
   consider("/var/lib");
   consider("/run");
   return best;
@@ -70,52 +70,6 @@ fs::path cordon_root_of(const fs::path& dir) {
   if (!norm.has_filename() && norm.has_parent_path()) norm = norm.parent_path();
   if (norm.parent_path().filename() == "cordon") return norm.parent_path();
   return norm;
-}
-
-StateEnv state_env() {
-  auto get = [](const char* name) {
-    const char* v = std::getenv(name);
-    return v && *v == '/' ? fs::path(v) : fs::path();
-  };
-  StateEnv env;
-  env.euid = ::geteuid();
-  env.home = get("HOME");
-  env.xdg_state = get("XDG_STATE_HOME");
-  env.xdg_cache = get("XDG_CACHE_HOME");
-  env.xdg_config = get("XDG_CONFIG_HOME");
-  env.xdg_runtime = get("XDG_RUNTIME_DIR");
-  if (auto user = find_user(::getuid()); user && !user->home.empty()) env.user_home = user->home;
-  return env;
-}
-
-std::vector<StateRoot> state_roots(const StateEnv& env) {
-  std::vector<StateRoot> out;
-  auto root = [&out](const fs::path& given, const fs::path& rest) {
-    fs::path base = given.lexically_normal();
-    if (!base.has_filename() && base.has_parent_path()) base = base.parent_path();  // "a/b/"
-    if (!base.is_absolute() || base == base.root_path()) return;
-    StateRoot r{base / rest / "cordon", base};
-    bool seen = std::any_of(out.begin(), out.end(), [&r](const auto& o) { return o.dir == r.dir; });
-    if (!seen) out.push_back(std::move(r));
-  };
-  std::vector<fs::path> homes{env.home, env.user_home};
-  // Job state: XDG_STATE_HOME, else the home, else (root) /var/lib.
-  root(env.xdg_state, "");
-  for (const auto& h : homes) root(h, fs::path(".local") / "state");
-  if (env.euid == 0) root("/var/lib", "");
-  // Backend state: /run for root; else the runtime directory, else the cache.
-  if (env.euid == 0) {
-    root("/run", "");
-  } else {
-    root(env.xdg_runtime, "");
-    root(fs::path("/run/user") / std::to_string(env.euid), "");
-    root(env.xdg_cache, "");
-    for (const auto& h : homes) root(h, ".cache");
-  }
-  // Configuration: XDG_CONFIG_HOME, else the home.
-  root(env.xdg_config, "");
-  for (const auto& h : homes) root(h, ".config");
-  return out;
 }
 
 std::vector<fs::path> own_state_paths(const Registry& registry, const Policy& policy,

@@ -14,8 +14,7 @@
 
 #include <cordon/registry.hpp>
 #include <cordon/sdk/export.hpp>
-
-#include <sys/types.h>
+#include <cordon/sdk/state_roots.hpp>
 
 #include <filesystem>
 #include <string>
@@ -26,32 +25,6 @@ namespace cordon::detail {
 /// The `cordon` directory a state directory lies in (".../cordon/jobs" -> ".../cordon"), else
 /// the directory itself; lexically normal. Pure.
 CORDON_API std::filesystem::path cordon_root_of(const std::filesystem::path& dir);
-
-/// What state_roots() reads of the process: its effective uid, the absolute values of HOME and
-/// the XDG base variables (empty when unset or relative), and the home the user database gives
-/// its real uid.
-struct StateEnv {
-  uid_t euid = 0;
-  std::filesystem::path home, xdg_state, xdg_cache, xdg_config, xdg_runtime;
-  std::filesystem::path user_home;
-};
-
-/// The environment state_roots() is computed from (reads the environment and the user database).
-CORDON_API StateEnv state_env();
-
-/// A `cordon` directory a cordon of this user may keep state or configuration in, and the
-/// existing home or base directory it is made in (never made itself).
-struct StateRoot {
-  std::filesystem::path dir;
-  std::filesystem::path base;
-};
-
-/// Every `cordon` directory the default locations can name for this user, whichever of HOME,
-/// the user database's home and the XDG variables a later cordon runs with: the job state's
-/// (XDG_STATE_HOME, ~/.local/state, /var/lib for root), the backend state's (/run for root; the
-/// runtime directory, /run/user/UID, XDG_CACHE_HOME, ~/.cache) and the configuration's
-/// (XDG_CONFIG_HOME, ~/.config). Lexically normal, each once; never under "/" as a home. Pure.
-CORDON_API std::vector<StateRoot> state_roots(const StateEnv& env);
 
 /// The protected paths of a run with `registry` (its state directory and search path) under
 /// `policy` (the files it was loaded from), and the caller's `extra` ones: absolute, lexically

@@ -2,6 +2,7 @@
 // settings, over cordon's shipped configuration.
 #include <cordon/config.hpp>
 #include <cordon/registry.hpp>
+#include <cordon/sdk/state_roots.hpp>
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -261,8 +262,7 @@ void refuse_untrusted_config(const fs::path& file, const struct stat& st) {
 }  // namespace
 
 fs::path default_config_path() {
-  const char* xdg = std::getenv("XDG_CONFIG_HOME");
-  if (xdg && *xdg && fs::path(xdg).is_absolute()) return fs::path(xdg) / "cordon" / "config.toml";
+  if (auto xdg = env_dir("XDG_CONFIG_HOME"); !xdg.empty()) return xdg / "cordon" / "config.toml";
   // Without HOME, the home the user database gives, as for the job state: a run then keeps
   // the sandbox from the same configuration directory a later cordon reads.
   return detail::invoking_home() / ".config" / "cordon" / "config.toml";

@@ -3,6 +3,7 @@
 #include <cordon/registry.hpp>
 #include <cordon/sdk/log.hpp>
 #include <cordon/sdk/plugin.hpp>
+#include <cordon/sdk/state_roots.hpp>
 
 #include <unistd.h>
 
@@ -29,10 +30,7 @@ struct Registry::Slot {
 CoreIdentity core_identity() { return {CORDON_PLUGIN_ABI, CORDON_TOOLCHAIN}; }
 
 fs::path default_backend_state_dir() {
-  auto from_env = [](const char* name) -> fs::path {
-    const char* v = std::getenv(name);
-    return v && *v == '/' ? fs::path(v) : fs::path();
-  };
+  auto from_env = [](const char* name) { return env_dir(name); };
   if (::geteuid() == 0) return "/run/cordon/backends";
   if (auto runtime = from_env("XDG_RUNTIME_DIR"); !runtime.empty())
     return runtime / "cordon" / "backends";

@@ -99,7 +99,7 @@ HostSide hold_host_side(const Plan& plan, const Settings& settings, const Masks&
   std::string ws = plan.workspace.string();
   h.held.emplace(ws, source_identity({ws, "workspace"}));
   h.mounts = host_mounts(plan, settings, existing_write_paths(plan, notes, h.held));
-  h.own = own_state(plan);
+  h.own = own_state(with_command_user_state(plan, settings, h.held.at(ws)));
   refuse_mounts_of_own_state(h.mounts, paths_of(h.own));
   note_missing_state(plan, h.mounts, notes);
   h.blocked = blocked_paths(plan, notes);

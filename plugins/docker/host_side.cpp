@@ -3,11 +3,13 @@
 
 #include <cordon/sdk/identity.hpp>
 #include <cordon/sdk/path_guard.hpp>
+#include <cordon/sdk/state_roots.hpp>
 
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <random>
@@ -26,6 +28,22 @@ std::string container_user(const Settings& settings, const SourceIdentity& works
   in.workspace_gid = workspace.gid;
   sdk::CommandUser who = sdk::choose_command_user(in);
   return std::to_string(who.uid) + ":" + std::to_string(who.gid);
+}
+
+Plan with_command_user_state(const Plan& plan, const Settings& settings,
+                             const SourceIdentity& workspace) {
+  std::string user = container_user(settings, workspace);
+  std::string uid = user.substr(0, user.find(':'));
+  // A user named by the image's database is not one of the host's: nothing of theirs to keep.
+  if (uid.empty() || !std::all_of(uid.begin(), uid.end(), ::isdigit) || uid.size() > 9) return plan;
+  auto theirs = command_user_state(static_cast<uid_t>(std::stoul(uid)));
+  if (theirs.empty()) return plan;
+  Plan out = plan;
+  for (auto& dir : theirs)
+    if (std::find(out.protected_paths.begin(), out.protected_paths.end(), dir) ==
+        out.protected_paths.end())
+      out.protected_paths.push_back(std::move(dir));
+  return out;
 }
 
 std::vector<std::string> existing_write_paths(const Plan& plan, std::vector<std::string>& notes,

@@ -33,6 +33,11 @@ std::vector<std::string> existing_write_paths(const Plan& plan, std::vector<std:
 /// could swap it), naming the link.
 std::vector<BlockedPath> blocked_paths(const Plan& plan, std::vector<std::string>& notes);
 
+/// `plan` with the default state directories of the user the container runs as added to its
+/// protected paths, when that is a host uid other than cordon's (command_user_state()).
+Plan with_command_user_state(const Plan& plan, const Settings& settings,
+                             const SourceIdentity& workspace);
+
 /// cordon's own state (plan.protected_paths) that exists on the host, each as given and, when a
 /// link on the way leads elsewhere, as it really is: what a mount must not show. Throws CRD4004
 /// for one that passes through a symlink in a writable directory (a policy file named through

@@ -88,7 +88,8 @@ void add_own_state(const std::vector<fs::path>& given, const Writable& w, bool w
                   "cordon's own state '" + p +
                       "' does not exist, and the command could create it for a later cordon to "
                       "trust",
-                  "create it (mode 0700), or remove it from the plugin path and configuration");
+                  "create it (mode 0700, as the user it belongs to), or keep the command's write "
+                  "grants away from it");
     for (const auto& d : w.dirs)
       if (is_within(d, p))
         throw Error(code::kPathEscape,

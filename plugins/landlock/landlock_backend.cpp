@@ -6,6 +6,7 @@
 #include <cordon/sdk/capabilities.hpp>
 #include <cordon/sdk/child.hpp>
 #include <cordon/sdk/log.hpp>
+#include <cordon/sdk/state_roots.hpp>
 
 #include <fcntl.h>
 #include <sched.h>
@@ -148,6 +149,12 @@ Prepared prepare(const Plan& given, const ProbeFacts& facts, const MulticallLook
   Prepared p;
   p.identity = identity_for(given, parse_settings(given.settings), result.notes);
   std::optional<Plan> rehomed = for_command_user(given, p.identity, result.notes);
+  if (auto theirs = command_user_state(p.identity.uid); !theirs.empty()) {
+    if (!rehomed) rehomed = given;
+    auto& kept = rehomed->protected_paths;
+    for (auto& dir : theirs)
+      if (std::find(kept.begin(), kept.end(), dir) == kept.end()) kept.push_back(std::move(dir));
+  }
   const Plan& plan = rehomed ? *rehomed : given;
   const Policy& policy = plan.policy;
   SandboxUser user{p.identity.uid, {}};

@@ -245,6 +245,46 @@ TEST_CASE("escape: as root, '~' in blocked paths covers the home of the user the
   CHECK(line.find(" and " + creds + "/id_key") != std::string::npos);
 }
 
+TEST_CASE("escape: a root cordon keeps the state of the user its command runs as out of reach",
+          "[escape][userns][fs][trust][root]") {
+  ESCAPE_REQUIRE_ENV(running_as_root(), "only root's cordon runs a command as another user");
+  passwd* pw = ::getpwuid(sandbox_uid());
+  ESCAPE_REQUIRE_ENV(pw != nullptr && pw->pw_dir && std::filesystem::is_directory(pw->pw_dir),
+                     "the sandbox's user has no home directory (scripts/test-user makes one)");
+  Scratch s;
+  // That user's own cordon state, as their first run makes it; their later cordon trusts it.
+  const std::string home = pw->pw_dir;
+  for (const char* dir : {"/.config", "/.config/cordon", "/.local", "/.local/state",
+                          "/.local/state/cordon", "/.cache", "/.cache/cordon"}) {
+    std::string p = home + dir;
+    if (::mkdir(p.c_str(), 0700) == 0) REQUIRE(::chown(p.c_str(), pw->pw_uid, pw->pw_gid) == 0);
+  }
+  const std::string marker = unique_marker("cordon-escape-theirs-");
+  const std::string config = home + "/.config/cordon/" + marker + ".toml",
+                    cache = home + "/.cache/cordon/" + marker, ok = home + "/." + marker;
+  struct Remove {
+    std::vector<std::string> paths;
+    ~Remove() {
+      for (const auto& p : paths) ::unlink(p.c_str());
+    }
+  } remove{{config, cache, ok}};
+  auto policy = confined(s.root());
+  policy.read_host = true;
+  policy.home = "host";
+  policy.write = std::vector<std::string>{"{workspace}", "~"};
+  auto ran = run_probe(
+      s, policy, "fsop",
+      {"create", config, "list", home + "/.local/state/cordon", "create", cache, "create", ok});
+  INFO(ran.describe());
+  CHECK_THAT(ran.line("create " + config), IsErr(kHiddenWriteDenied));
+  CHECK_THAT(ran.line("list " + home + "/.local/state/cordon"), IsErr(kReadDenied));
+  CHECK_THAT(ran.line("create " + cache), IsErr(kHiddenWriteDenied));
+  CHECK_FALSE(exists(config));
+  CHECK_FALSE(exists(cache));
+  // The rest of their home, granted as '~', is the command's to write.
+  CHECK_THAT(ran.line("create " + ok), IsOk());
+}
+
 TEST_CASE("escape: '~' stays cordon's home when the command has no other home, and explain says so",
           "[escape][userns][fs][blocked][trust]") {
   Scratch s;

@@ -1,7 +1,9 @@
 // `cordon fs write` through the real CLI: --parents, and what a replaced file keeps.
+#include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
@@ -183,6 +185,44 @@ TEST_CASE("fs: with the XDG bases elsewhere, the home's default state stays out 
   INFO(ok.err);
   CHECK(ok.status == 0);
   CHECK(call({"read", "--workspace", home, ".config/other/ok"}).out == "mine");
+}
+
+TEST_CASE("fs: as root, the workspace owner's own cordon state is out of the file API's reach",
+          "[fs][root]") {
+  const char* name = std::getenv("CORDON_TEST_USER");
+  passwd* pw = ::getpwnam(name && *name ? name : "cordon-test");
+  if (::geteuid() != 0 || pw == nullptr || !fs::is_directory(pw->pw_dir)) {
+    std::string why = "needs root and the test user with a home (scripts/test-user)";
+    if (in_ci()) FAIL(why << " (CI=true)");
+    WARN("skipped: " << why);
+    return;
+  }
+  // Root's file API writes in this workspace for its owner, whose later cordon reads this.
+  const std::string home = pw->pw_dir;
+  for (const char* dir : {"/.config", "/.config/cordon"}) {
+    std::string p = home + dir;
+    if (::mkdir(p.c_str(), 0700) == 0) REQUIRE(::chown(p.c_str(), pw->pw_uid, pw->pw_gid) == 0);
+  }
+  const std::string marker = "cordon-fs-theirs-" + std::to_string(::getpid());
+  const fs::path config = fs::path(home) / ".config" / "cordon" / (marker + ".toml"),
+                 ok = fs::path(home) / ("." + marker);
+  struct Remove {
+    std::vector<fs::path> paths;
+    ~Remove() {
+      std::error_code ec;
+      for (const auto& p : paths) fs::remove(p, ec);
+    }
+  } remove{{config, ok}};
+  auto theirs =
+      fs_write("[dispatch]\n", {"--workspace", home, ".config/cordon/" + marker + ".toml"});
+  INFO(theirs.err);
+  CHECK(theirs.status == 2);
+  CHECK(theirs.err.find("blocked") != std::string::npos);
+  CHECK_FALSE(fs::exists(config));
+  auto mine = fs_write("fine\n", {"--workspace", home, "." + marker});
+  INFO(mine.err);
+  CHECK(mine.status == 0);
+  CHECK(slurp(ok) == "fine\n");
 }
 
 TEST_CASE("fs: read refuses a hard link to a blocked file, as a run does", "[fs]") {

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <catch2/catch.hpp>
+#include <cordon/config.hpp>
 #include <cordon/jobs.hpp>
 #include <cordon/policy_loader.hpp>
 #include <cordon/runner.hpp>
@@ -92,7 +93,7 @@ TEST_CASE("own state: a run protects cordon's directories and makes the missing 
     CHECK(prot.count(p) == 1);
   // Beside them only the default locations of another environment (the next test case).
   std::set<fs::path> defaults;
-  for (const auto& r : detail::state_roots(detail::state_env())) defaults.insert(r.dir);
+  for (const auto& r : state_roots(state_env())) defaults.insert(r.dir);
   for (const auto& p : prot)
     if (!p.string().starts_with(h.base.string()) && p != fixture_dir("good").lexically_normal())
       CHECK(defaults.count(p) == 1);
@@ -160,20 +161,19 @@ TEST_CASE("own state: a home that does not exist is never made", "[own_state][pl
 
 TEST_CASE("own state: every default location of this user's state is listed, whatever is set",
           "[own_state]") {
-  auto dirs = [](const std::vector<detail::StateRoot>& roots) {
+  auto dirs = [](const std::vector<StateRoot>& roots) {
     std::set<fs::path> out;
     for (const auto& r : roots) out.insert(r.dir);
     return out;
   };
-  detail::StateEnv user{1000,        "/home/u",        "/x/state", "/x/cache",
-                        "/x/config", "/run/user/1000", "/home/u"};
-  CHECK(dirs(detail::state_roots(user)) ==
+  StateEnv user{1000, "/home/u", "/x/state", "/x/cache", "/x/config", "/run/user/1000", "/home/u"};
+  CHECK(dirs(state_roots(user)) ==
         std::set<fs::path>{"/x/state/cordon", "/home/u/.local/state/cordon",
                            "/run/user/1000/cordon", "/x/cache/cordon", "/home/u/.cache/cordon",
                            "/x/config/cordon", "/home/u/.config/cordon"});
   // A HOME other than the user database's: both homes' directories, each made in its own home.
-  detail::StateEnv moved{1000, "/srv/h/", {}, {}, {}, {}, "/home/u"};
-  auto roots = detail::state_roots(moved);
+  StateEnv moved{1000, "/srv/h/", {}, {}, {}, {}, "/home/u"};
+  auto roots = state_roots(moved);
   CHECK(dirs(roots) == std::set<fs::path>{"/srv/h/.local/state/cordon",
                                           "/home/u/.local/state/cordon", "/run/user/1000/cordon",
                                           "/srv/h/.cache/cordon", "/home/u/.cache/cordon",
@@ -181,12 +181,12 @@ TEST_CASE("own state: every default location of this user's state is listed, wha
   for (const auto& r : roots)
     CHECK((r.base == "/srv/h" || r.base == "/home/u" || r.base == "/run/user/1000"));
   // Root: /var/lib and /run, never a home's cache; "/" is no home, and nothing is made in it.
-  detail::StateEnv root{0, "/", {}, {}, {}, {}, "/root"};
-  CHECK(dirs(detail::state_roots(root)) == std::set<fs::path>{"/root/.local/state/cordon",
-                                                              "/var/lib/cordon", "/run/cordon",
-                                                              "/root/.config/cordon"});
-  detail::StateEnv bare{1000, {}, {}, {}, {}, {}, {}};
-  CHECK(dirs(detail::state_roots(bare)) == std::set<fs::path>{"/run/user/1000/cordon"});
+  StateEnv root{0, "/", {}, {}, {}, {}, "/root"};
+  CHECK(dirs(state_roots(root)) == std::set<fs::path>{"/root/.local/state/cordon",
+                                                      "/var/lib/cordon", "/run/cordon",
+                                                      "/root/.config/cordon"});
+  StateEnv bare{1000, {}, {}, {}, {}, {}, {}};
+  CHECK(dirs(state_roots(bare)) == std::set<fs::path>{"/run/user/1000/cordon"});
 }
 
 TEST_CASE("own state: the default locations a run does not use are made and protected too",
@@ -215,4 +215,40 @@ TEST_CASE("own state: the default locations a run does not use are made and prot
   Collect again;
   REQUIRE_FALSE(run_fixture(h, {}, again).result.error);
   for (const auto& p : protected_of(again.out)) CHECK(p.is_absolute());
+}
+
+TEST_CASE("own state: a base spelled with '..' or under /proc is no location, for readers and runs",
+          "[own_state]") {
+  ScratchHome h;
+  fs::path home = h.base / "home";
+  // "link/.." is the link target's parent to the kernel, the link's own parent to a lexical
+  // reading: what cordon reads and what it protects could differ, so neither takes it.
+  ::setenv("XDG_CONFIG_HOME", (h.base / "lnk" / "..").c_str(), 1);
+  ::setenv("XDG_STATE_HOME", "/srv/../srv/state", 1);
+  CHECK(env_dir("XDG_CONFIG_HOME").empty());
+  CHECK(default_config_path() == home / ".config" / "cordon" / "config.toml");
+  CHECK(default_job_state_dir() == home / ".local" / "state" / "cordon" / "jobs");
+  for (const auto& r : state_roots(state_env()))
+    CHECK(r.dir.string().find("..") == std::string::npos);
+  // /proc/self/cwd names another directory in every process.
+  ::setenv("HOME", "/proc/self/cwd", 1);
+  ::setenv("XDG_CACHE_HOME", "/proc/1/root/tmp", 1);
+  CHECK(env_dir("HOME").empty());
+  CHECK(env_dir("XDG_CACHE_HOME").empty());
+  CHECK_FALSE(default_job_state_dir().string().starts_with("/proc"));
+  CHECK_FALSE(default_config_path().string().starts_with("/proc"));
+  for (const auto& r : state_roots(state_env())) CHECK_FALSE(r.dir.string().starts_with("/proc"));
+  // A plain absolute value is taken as it is.
+  ::setenv("HOME", home.c_str(), 1);
+  ::setenv("XDG_CONFIG_HOME", (h.base / "cfg").c_str(), 1);
+  CHECK(env_dir("HOME") == home);
+  CHECK(default_config_path() == h.base / "cfg" / "cordon" / "config.toml");
+}
+
+TEST_CASE("own state: another user's default state is listed for a command run as them",
+          "[own_state]") {
+  CHECK(command_user_state(::geteuid()).empty());
+  auto theirs = command_user_state(::geteuid() == 0 ? 65534 : 0);
+  CHECK_FALSE(theirs.empty());
+  for (const auto& dir : theirs) CHECK(dir.filename() == "cordon");
 }

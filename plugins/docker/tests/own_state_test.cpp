@@ -2,9 +2,12 @@
 // grants: inside a mount it is hidden by an empty mode-000 bind (and the report says so under
 // fs.read.block), a mount of or inside it is refused, and one that does not exist yet inside a
 // writable mount is noted. Both ways: what lies beside it is the command's as granted.
+#include <pwd.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 
 #include "container_spec.hpp"
@@ -108,4 +111,46 @@ TEST_CASE("own state: a workspace in cordon's state is refused, a missing one is
                    "cordon's own state '" + (ws / "inner/.cordon-state") +
                        "' does not exist yet and lies in the writable mount '" + (ws / "inner") +
                        "': the command could make it") == 1);
+}
+
+TEST_CASE("own state: as root, the state of the user the container runs as is hidden from it",
+          "[docker][own_state]") {
+  if (!docker_ready()) return;
+  const char* name = std::getenv("CORDON_TEST_USER");
+  passwd* pw = ::getpwnam(name && *name ? name : "cordon-test");
+  if (::geteuid() != 0 || pw == nullptr || !fs::is_directory(pw->pw_dir)) {
+    std::string why = "needs root and the test user with a home (scripts/test-user)";
+    if (std::getenv("CI") && std::string(std::getenv("CI")) == "true") FAIL(why << " (CI=true)");
+    WARN("skipped: " << why);
+    return;
+  }
+  // The workspace's owner is the container's user; their later cordon trusts their config.
+  const fs::path home = pw->pw_dir, theirs = home / ".config" / "cordon";
+  for (const auto& dir : {home / ".config", theirs})
+    if (::mkdir(dir.c_str(), 0700) == 0) REQUIRE(::chown(dir.c_str(), pw->pw_uid, pw->pw_gid) == 0);
+  TempDir ws;
+  REQUIRE(::chown(ws.path().c_str(), pw->pw_uid, pw->pw_gid) == 0);
+  const std::string marker = "cordon-docker-theirs-" + std::to_string(::getpid());
+  struct Remove {
+    std::vector<fs::path> paths;
+    ~Remove() {
+      std::error_code ec;
+      for (const auto& p : paths) fs::remove(p, ec);
+    }
+  } remove{{theirs / marker, home / ("." + marker)}};
+  auto policy = base_policy(ws.path().string());
+  policy.filesystem.write.push_back(home.string());
+  auto plan = make_plan(
+      policy, ws.path().string(),
+      {"/bin/sh", "-c",
+       "id -u; echo x > " + (theirs / marker).string() + " || echo write-denied; echo y > " +
+           (home / ("." + marker)).string() + " && echo wrote"});
+  CaptureSink sink;
+  auto r = backend().run(plan, sink);
+  INFO(sink.err);
+  CHECK_FALSE(r.error);
+  CHECK(sink.out == std::to_string(pw->pw_uid) + "\nwrite-denied\nwrote\n");
+  CHECK_FALSE(fs::exists(theirs / marker));
+  CHECK(read_file(home / ("." + marker)) == "y\n");
+  CHECK(reported(r, "fs.read.block").find(theirs.string()) != std::string::npos);
 }

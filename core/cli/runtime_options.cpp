@@ -11,6 +11,7 @@
 #include <cordon/sdk/log.hpp>
 #include <cordon/user_db.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
 
@@ -126,6 +127,16 @@ WorkspaceRules local_workspace_rules(const Policy& policy, const Registry& regis
     for (auto& dir : command_user_state(st.st_uid)) extra.push_back(std::move(dir));
   std::vector<std::string> notes;  // a state root that cannot be made is blocked all the same
   r.own_state = detail::own_state_paths(registry, policy, extra, notes);
+  // And where each leads: ~/.config -> ~/dots/config puts the state inside a workspace ~/dots,
+  // by a name the workspace's own paths never spell.
+  auto spelled = r.own_state.size();
+  for (std::size_t i = 0; i < spelled; ++i) {
+    std::error_code ec;
+    fs::path real = fs::weakly_canonical(r.own_state[i], ec);
+    if (!ec && real != r.own_state[i].lexically_normal() &&
+        std::find(r.own_state.begin(), r.own_state.end(), real) == r.own_state.end())
+      r.own_state.push_back(std::move(real));
+  }
   return r;
 }
 

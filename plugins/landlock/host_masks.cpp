@@ -62,11 +62,17 @@ void add_blocked(const std::vector<std::string>& given, const Writable& w, HostV
 // where it may write (a write grant, or anywhere with write = "host") and its mode lets the
 // command's uid write there (group write counts: the command may be in the group).
 bool creatable(const std::string& path, const Writable& w, bool write_host) {
-  std::string at = path;
+  // Where the command would create it: through a symlinked level (~/.config -> ~/dots/config)
+  // that lies in a write grant although its own name does not.
+  std::error_code ec;
+  auto resolved = std::filesystem::weakly_canonical(path, ec);
+  std::string at = ec ? path : resolved.string();
   struct stat st {};
   do {
     at = at.substr(0, std::max<std::size_t>(at.rfind('/'), 1));
   } while (::lstat(at.c_str(), &st) != 0 && at != "/");
+  // A dangling link on the way: what it names may be made by anyone who can write there.
+  if (S_ISLNK(st.st_mode)) return true;
   bool granted = write_host || std::any_of(w.dirs.begin(), w.dirs.end(),
                                            [&at](const auto& d) { return is_within(at, d); });
   bool may = (st.st_uid == w.uid && (st.st_mode & S_IWUSR)) || (st.st_mode & (S_IWGRP | S_IWOTH));

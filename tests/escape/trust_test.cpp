@@ -245,6 +245,37 @@ TEST_CASE("escape: as root, '~' in blocked paths covers the home of the user the
   CHECK(line.find(" and " + creds + "/id_key") != std::string::npos);
 }
 
+TEST_CASE("escape: cordon's state behind a symlinked directory of the home stays out of reach",
+          "[escape][userns][fs][trust]") {
+  Scratch s;
+  // A dotfiles home: ~/.config -> the workspace's config. A level cordon does not make through
+  // a symlink, so the missing state there refuses the run, and existing state is masked.
+  std::string home = s.root() + "/home", config = s.ws() + "/config";
+  s.mkdir(home, 0700);
+  s.mkdir(config);
+  s.give_to_sandbox(config);
+  REQUIRE(::symlink(config.c_str(), (home + "/.config").c_str()) == 0);
+  RunExtras extras;
+  extras.set_env = {{"HOME", home}, {"XDG_STATE_HOME", ""}, {"XDG_CONFIG_HOME", ""}};
+  extras.unset_env = {"XDG_RUNTIME_DIR", "XDG_CACHE_HOME"};
+  auto policy = confined(s.root());
+  policy.read_host = true;
+  auto refused = run_cordon(s, policy, {probe("fsop"), "mkdir", config + "/cordon"}, extras);
+  INFO(refused.describe());
+  CHECK(refused.error_code() == "CRD1003");
+  CHECK_FALSE(exists(config + "/cordon"));
+  // Made by its user (as cordon would have), it is kept from the command under its real name.
+  s.mkdir(config + "/cordon", 0700);
+  s.give_to_sandbox(config + "/cordon");
+  auto ran =
+      run_probe(s, policy, "fsop",
+                {"create", config + "/cordon/config.toml", "create", config + "/mine"}, extras);
+  INFO(ran.describe());
+  CHECK_THAT(ran.line("create " + config + "/cordon/config.toml"), IsErr(kHiddenWriteDenied));
+  CHECK_FALSE(exists(config + "/cordon/config.toml"));
+  CHECK_THAT(ran.line("create " + config + "/mine"), IsOk());
+}
+
 TEST_CASE("escape: a root cordon keeps the state of the user its command runs as out of reach",
           "[escape][userns][fs][trust][root]") {
   ESCAPE_REQUIRE_ENV(running_as_root(), "only root's cordon runs a command as another user");

@@ -225,6 +225,29 @@ TEST_CASE("fs: as root, the workspace owner's own cordon state is out of the fil
   CHECK(slurp(ok) == "fine\n");
 }
 
+TEST_CASE("fs: cordon's state behind a symlinked directory of the home is out of reach", "[fs]") {
+  Scratch s;
+  // A dotfiles home: ~/.config -> the workspace's config directory.
+  const std::string home = (s / "home").string(), ws = (s / "dots").string();
+  fs::create_directories(s / "dots" / "config");
+  fs::create_directories(home);
+  fs::create_symlink(s / "dots" / "config", s / "home" / ".config");
+  auto missing =
+      fs_write("[dispatch]\n", {"--workspace", ws, "--parents", "config/cordon/c.toml"}, home);
+  INFO(missing.err);
+  CHECK(missing.status == 2);
+  CHECK(missing.err.find("blocked") != std::string::npos);
+  fs::create_directory(s / "dots" / "config" / "cordon");
+  auto existing = fs_write("[dispatch]\n", {"--workspace", ws, "config/cordon/config.toml"}, home);
+  INFO(existing.err);
+  CHECK(existing.status == 2);
+  CHECK_FALSE(fs::exists(s / "dots" / "config" / "cordon" / "config.toml"));
+  auto mine = fs_write("mine", {"--workspace", ws, "config/other.toml"}, home);
+  INFO(mine.err);
+  CHECK(mine.status == 0);
+  CHECK(slurp(s / "dots" / "config" / "other.toml") == "mine");
+}
+
 TEST_CASE("fs: read refuses a hard link to a blocked file, as a run does", "[fs]") {
   Scratch s;
   fs::create_directories(s / "ws");

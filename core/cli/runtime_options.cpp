@@ -125,6 +125,9 @@ WorkspaceRules local_workspace_rules(const Policy& policy, const Registry& regis
   struct stat st {};
   if (::geteuid() == 0 && ::stat(workspace.c_str(), &st) == 0)
     for (auto& dir : command_user_state(st.st_uid)) extra.push_back(std::move(dir));
+  // Root writes as itself in a workspace of its own, such as /home: every home in it is kept.
+  if (::geteuid() == 0)
+    for (auto& dir : users_state_within(workspace)) extra.push_back(std::move(dir));
   std::vector<std::string> notes;  // a state root that cannot be made is blocked all the same
   r.own_state = detail::own_state_paths(registry, policy, extra, notes);
   // And where each leads: ~/.config -> ~/dots/config puts the state inside a workspace ~/dots,

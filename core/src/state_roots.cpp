@@ -82,4 +82,23 @@ std::vector<fs::path> command_user_state(uid_t uid) {
   return dirs;
 }
 
+std::vector<fs::path> users_state_within(const fs::path& dir) {
+  std::vector<fs::path> dirs;
+  std::error_code ec;
+  fs::path real = fs::weakly_canonical(dir, ec);
+  fs::path base = (ec ? dir : real).lexically_normal();
+  auto within = [&base](const fs::path& home) {
+    auto rel = home.lexically_normal().lexically_relative(base);
+    return !rel.empty() && *rel.begin() != "..";
+  };
+  for (const auto& user : local_users()) {
+    if (user.uid == ::geteuid() || user.home.empty() || user.home.front() != '/') continue;
+    fs::path home_real = fs::weakly_canonical(user.home, ec);
+    if (!within(user.home) && (ec || !within(home_real))) continue;
+    for (const auto& root : state_roots(state_env_of(user.uid, user.home)))
+      dirs.push_back(root.dir);
+  }
+  return dirs;
+}
+
 }  // namespace cordon

@@ -41,15 +41,17 @@ std::optional<UserEntry> parse_line(std::string_view line) {
   return UserEntry{*uid, *gid, std::string(field[0]), std::string(field[5])};
 }
 
-std::optional<UserEntry> from_files(uid_t uid) {
+std::string passwd_text() {
   std::ifstream in("/etc/passwd", std::ios::binary);
-  if (!in) return std::nullopt;
+  if (!in) return {};
   std::string text;
   char chunk[8192];
   while (text.size() < kPasswdCap && (in.read(chunk, sizeof chunk) || in.gcount() > 0))
     text.append(chunk, static_cast<std::size_t>(in.gcount()));
-  return passwd_entry(text, uid);
+  return text;
 }
+
+std::optional<UserEntry> from_files(uid_t uid) { return passwd_entry(passwd_text(), uid); }
 
 std::optional<UserEntry> from_nss(uid_t uid) {
   std::vector<char> buffer(16384);
@@ -73,6 +75,19 @@ std::optional<UserEntry> passwd_entry(std::string_view text, uid_t uid) {
   }
   return std::nullopt;
 }
+
+std::vector<UserEntry> passwd_entries(std::string_view text) {
+  std::vector<UserEntry> out;
+  while (!text.empty()) {
+    auto nl = text.find('\n');
+    if (auto entry = parse_line(text.substr(0, nl))) out.push_back(std::move(*entry));
+    if (nl == std::string_view::npos) break;
+    text.remove_prefix(nl + 1);
+  }
+  return out;
+}
+
+std::vector<UserEntry> local_users() { return passwd_entries(passwd_text()); }
 
 void set_user_lookup_files_first(bool on) { g_files_first = on; }
 

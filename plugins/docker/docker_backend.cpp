@@ -99,9 +99,10 @@ HostSide hold_host_side(const Plan& plan, const Settings& settings, const Masks&
   std::string ws = plan.workspace.string();
   h.held.emplace(ws, source_identity({ws, "workspace"}));
   h.mounts = host_mounts(plan, settings, existing_write_paths(plan, notes, h.held));
-  h.own = own_state(with_command_user_state(plan, settings, h.held.at(ws)));
+  const Plan guarded = with_command_user_state(plan, settings, h.held.at(ws));
+  h.own = own_state(guarded);
   refuse_mounts_of_own_state(h.mounts, paths_of(h.own));
-  note_missing_state(plan, h.mounts, notes);
+  refuse_missing_state(guarded, h.mounts);
   h.blocked = blocked_paths(plan, notes);
   // The pins' sources are held and checked in the container like every other mount's.
   std::vector<BlockedPath> masked = h.blocked;

@@ -151,20 +151,22 @@ std::vector<std::string> paths_of(const std::vector<BlockedPath>& paths) {
   return out;
 }
 
-void note_missing_state(const Plan& plan, const std::vector<HostMount>& mounts,
-                        std::vector<std::string>& notes) {
+void refuse_missing_state(const Plan& plan, const std::vector<HostMount>& mounts) {
   for (const auto& p : plan.protected_paths) {
     std::string path = p.lexically_normal().string();
     std::error_code ec;
     if (path.empty() || fs::symlink_status(path, ec).type() != fs::file_type::not_found) continue;
+    // ~/.config -> ~/dots/config: made through the link, inside a mount of ~/dots.
+    std::string real = fs::weakly_canonical(path, ec).string();
     for (const auto& m : mounts) {
       std::string prefix = m.source == "/" ? "/" : m.source + "/";
-      if (!m.writable || path.rfind(prefix, 0) != 0) continue;
-      notes.push_back("cordon's own state '" + path +
-                      "' does not exist yet and lies in the "
-                      "writable mount '" +
-                      m.source + "': the command could make it");
-      break;
+      if (!m.writable || (path.rfind(prefix, 0) != 0 && real.rfind(prefix, 0) != 0)) continue;
+      throw Error(code::kIsolationFailed,
+                  "cordon's own state '" + path + "' does not exist, and the command could " +
+                      "create it in the writable mount '" + m.source +
+                      "' for a later cordon to trust",
+                  "create it (mode 0700, as the user it belongs to), or keep the command's " +
+                      std::string("write grants away from it"));
     }
   }
 }

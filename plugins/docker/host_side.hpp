@@ -47,10 +47,10 @@ std::vector<BlockedPath> own_state(const Plan& plan);
 /// The paths of `paths`. Pure.
 std::vector<std::string> paths_of(const std::vector<BlockedPath>& paths);
 
-/// A note for each of cordon's own state directories that does not exist yet but would lie in
-/// a writable mount: the command could make it (a later cordon verifies what it finds).
-void note_missing_state(const Plan& plan, const std::vector<HostMount>& mounts,
-                        std::vector<std::string>& notes);
+/// Refuses (CRD1003) a run in which one of cordon's own state directories does not exist yet
+/// but would lie in a writable mount, by its name or where its existing levels lead: the command
+/// could make it, and a later cordon of the same user would trust what it found there.
+void refuse_missing_state(const Plan& plan, const std::vector<HostMount>& mounts);
 
 /// The empty mode-000 file and directory that masks are bound from, held open.
 struct Masks {

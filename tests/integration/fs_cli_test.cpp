@@ -223,6 +223,19 @@ TEST_CASE("fs: as root, the workspace owner's own cordon state is out of the fil
   INFO(mine.err);
   CHECK(mine.status == 0);
   CHECK(slurp(ok) == "fine\n");
+  // A workspace of root's that holds the home (/home): root writes there as itself.
+  const fs::path parent = fs::path(home).parent_path();
+  const std::string rel = fs::path(home).filename().string();
+  auto above = fs_write("[dispatch]\n", {"--workspace", parent.string(),
+                                         rel + "/.config/cordon/" + marker + ".toml"});
+  INFO(above.err);
+  CHECK(above.status == 2);
+  CHECK_FALSE(fs::exists(config));
+  fs::remove(ok);
+  auto beside = fs_write("fine\n", {"--workspace", parent.string(), rel + "/." + marker});
+  INFO(beside.err);
+  CHECK(beside.status == 0);
+  CHECK(slurp(ok) == "fine\n");
 }
 
 TEST_CASE("fs: cordon's state behind a symlinked directory of the home is out of reach", "[fs]") {

@@ -7,7 +7,9 @@
 #include <cordon/jobs.hpp>
 #include <cordon/policy_loader.hpp>
 #include <cordon/runner.hpp>
+#include <cordon/user_db.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <map>
 #include <set>
@@ -251,4 +253,29 @@ TEST_CASE("own state: another user's default state is listed for a command run a
   auto theirs = command_user_state(::geteuid() == 0 ? 65534 : 0);
   CHECK_FALSE(theirs.empty());
   for (const auto& dir : theirs) CHECK(dir.filename() == "cordon");
+}
+
+TEST_CASE("own state: every account's entry is read from passwd text", "[own_state]") {
+  auto users = passwd_entries(
+      "root:x:0:0:root:/root:/bin/sh\nbad line\nu:x:1000:1000::/home/u:/bin/sh\n"
+      "v:x:notanumber:1::/home/v:/bin/sh\nw:x:1001:1001::/srv/w:/bin/sh");
+  REQUIRE(users.size() == 3);
+  CHECK(users[0].name == "root");
+  CHECK(users[1].home == "/home/u");
+  CHECK(users[2].uid == 1001);
+  CHECK(passwd_entries("").empty());
+}
+
+TEST_CASE("own state: the homes inside a directory give their users' state", "[own_state]") {
+  // /etc/passwd's own accounts: the state of each one whose home lies in the directory.
+  for (const auto& user : local_users()) {
+    if (user.uid == ::geteuid() || user.home.size() < 2 || user.home.front() != '/') continue;
+    fs::path home(user.home);
+    auto dirs = users_state_within(home.parent_path());
+    CHECK(std::count(dirs.begin(), dirs.end(), home / ".config" / "cordon") == 1);
+    auto none = users_state_within("/nonexistent-cordon-dir");
+    CHECK(none.empty());
+    return;
+  }
+  WARN("skipped: no other account in /etc/passwd");
 }

@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace cordon {
 
@@ -36,5 +37,12 @@ CORDON_API void set_user_lookup_files_first(bool on);
 /// The entry of `uid` in passwd(5) text, the first one when there are several. Lines that are
 /// not seven fields with numeric ids are skipped. Pure.
 CORDON_API std::optional<UserEntry> passwd_entry(std::string_view text, uid_t uid);
+
+/// Every entry of passwd(5) text, in order; lines that are not seven fields with numeric ids are
+/// skipped. Pure.
+CORDON_API std::vector<UserEntry> passwd_entries(std::string_view text);
+
+/// The accounts of /etc/passwd (not of other NSS sources: they cannot be listed cheaply).
+CORDON_API std::vector<UserEntry> local_users();
 
 }  // namespace cordon

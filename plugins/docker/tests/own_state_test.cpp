@@ -87,7 +87,7 @@ TEST_CASE("own state: cordon's state inside a writable mount is hidden from the 
   CHECK(read_file(ws / "jobs/new") == "y\n");
 }
 
-TEST_CASE("own state: a workspace in cordon's state is refused, a missing one is noted",
+TEST_CASE("own state: a workspace in cordon's state is refused, and so is a missing one",
           "[docker][own_state]") {
   if (!docker_ready()) return;
   TempDir ws;
@@ -102,15 +102,29 @@ TEST_CASE("own state: a workspace in cordon's state is refused, a missing one is
   CHECK(r.error->message() == "the workspace '" + (ws / "inner") +
                                   "' is inside cordon's own state '" + ws.path().string() +
                                   "', which no command may reach");
-  // Not there yet, in the writable workspace: the command could make it, and the run says so.
+  // Not there yet, in the writable workspace: the command could make it, so the run is refused.
   plan.protected_paths = {ws / "inner/.cordon-state"};
-  CaptureSink noted;
-  auto n = backend().run(plan, noted);
-  CHECK_FALSE(n.error);
-  CHECK(std::count(n.notes.begin(), n.notes.end(),
-                   "cordon's own state '" + (ws / "inner/.cordon-state") +
-                       "' does not exist yet and lies in the writable mount '" + (ws / "inner") +
-                       "': the command could make it") == 1);
+  CaptureSink missing;
+  auto m = backend().run(plan, missing);
+  REQUIRE(m.error);
+  CHECK(m.error->code() == "CRD1003");
+  CHECK(m.error->message() == "cordon's own state '" + (ws / "inner/.cordon-state") +
+                                  "' does not exist, and the command could create it in the "
+                                  "writable mount '" +
+                                  (ws / "inner") + "' for a later cordon to trust");
+  // Nor by a symlinked level that leads into the mount.
+  fs::create_symlink(ws / "inner", ws / "link");
+  plan.protected_paths = {ws / "link/.cordon-state"};
+  CaptureSink linked;
+  auto l = backend().run(plan, linked);
+  REQUIRE(l.error);
+  CHECK(l.error->code() == "CRD1003");
+  // Made, it is masked and the run goes ahead.
+  fs::create_directory(ws / "inner/.cordon-state");
+  CaptureSink made;
+  auto ok = backend().run(plan, made);
+  INFO(made.err);
+  CHECK_FALSE(ok.error);
 }
 
 TEST_CASE("own state: as root, the state of the user the container runs as is hidden from it",
@@ -126,8 +140,12 @@ TEST_CASE("own state: as root, the state of the user the container runs as is hi
   }
   // The workspace's owner is the container's user; their later cordon trusts their config.
   const fs::path home = pw->pw_dir, theirs = home / ".config" / "cordon";
-  for (const auto& dir : {home / ".config", theirs})
-    if (::mkdir(dir.c_str(), 0700) == 0) REQUIRE(::chown(dir.c_str(), pw->pw_uid, pw->pw_gid) == 0);
+  // Their state as their first run makes it (missing, in a writable mount, it refuses the run).
+  for (const char* dir : {".config", ".config/cordon", ".local", ".local/state",
+                          ".local/state/cordon", ".cache", ".cache/cordon"}) {
+    fs::path p = home / dir;
+    if (::mkdir(p.c_str(), 0700) == 0) REQUIRE(::chown(p.c_str(), pw->pw_uid, pw->pw_gid) == 0);
+  }
   TempDir ws;
   REQUIRE(::chown(ws.path().c_str(), pw->pw_uid, pw->pw_gid) == 0);
   const std::string marker = "cordon-docker-theirs-" + std::to_string(::getpid());

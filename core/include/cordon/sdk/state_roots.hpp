@@ -55,4 +55,9 @@ CORDON_API std::vector<StateRoot> state_roots(const StateEnv& env);
 /// user. Reads the user database.
 CORDON_API std::vector<std::filesystem::path> command_user_state(uid_t uid);
 
+/// The `cordon` directories of state_roots() of every other user of /etc/passwd whose home lies
+/// in `dir` (absolute): a root cordon that writes in `dir` itself (the workspace file API) must
+/// not write what their later cordon trusts. Reads /etc/passwd.
+CORDON_API std::vector<std::filesystem::path> users_state_within(const std::filesystem::path& dir);
+
 }  // namespace cordon

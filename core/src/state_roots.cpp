@@ -2,6 +2,7 @@
 #include <cordon/sdk/state_roots.hpp>
 
 #include <unistd.h>
+#include <cordon/sdk/path_guard.hpp>
 #include <cordon/user_db.hpp>
 
 #include <algorithm>
@@ -12,14 +13,24 @@ namespace cordon {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+bool in_proc(const std::string& path) { return path == "/proc" || path.starts_with("/proc/"); }
+
+}  // namespace
+
 fs::path env_dir(const char* name) {
   const char* v = std::getenv(name);
   if (v == nullptr || *v != '/') return {};
   fs::path p(v);
   for (const auto& part : p)
     if (part == "..") return {};
-  fs::path norm = p.lexically_normal();
-  if (norm == "/proc" || norm.string().starts_with("/proc/")) return {};
+  if (in_proc(p.lexically_normal().string())) return {};
+  // Nor by a symlink on the way (~/h -> /proc/self/cwd). One openat2 when there is none.
+  ResolvedPath r = resolve_path(p.string(), LinkRule::outside_bases);
+  if (in_proc(r.path)) return {};
+  for (const auto& step : r.links)
+    if (in_proc(step.path) || in_proc(step.target)) return {};
   return p;
 }
 

@@ -240,6 +240,20 @@ TEST_CASE("own state: a base spelled with '..' or under /proc is no location, fo
   CHECK_FALSE(default_job_state_dir().string().starts_with("/proc"));
   CHECK_FALSE(default_config_path().string().starts_with("/proc"));
   for (const auto& r : state_roots(state_env())) CHECK_FALSE(r.dir.string().starts_with("/proc"));
+  // Nor through a symlink, however many.
+  fs::create_directories(h.base / "links");
+  fs::create_symlink("/proc/self/cwd", h.base / "links" / "cwd");
+  fs::create_symlink(h.base / "links" / "cwd", h.base / "links" / "chain");
+  fs::create_symlink("../../../../../../../../../proc/1/root", h.base / "links" / "up");
+  for (const char* link : {"cwd", "chain", "up"}) {
+    ::setenv("HOME", (h.base / "links" / link).c_str(), 1);
+    INFO(link);
+    CHECK(env_dir("HOME").empty());
+  }
+  // A symlink elsewhere is followed as the kernel follows it: taken.
+  fs::create_symlink(home, h.base / "links" / "home");
+  ::setenv("HOME", (h.base / "links" / "home").c_str(), 1);
+  CHECK(env_dir("HOME") == h.base / "links" / "home");
   // A plain absolute value is taken as it is.
   ::setenv("HOME", home.c_str(), 1);
   ::setenv("XDG_CONFIG_HOME", (h.base / "cfg").c_str(), 1);

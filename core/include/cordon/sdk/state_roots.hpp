@@ -14,8 +14,9 @@ namespace cordon {
 
 /// The directory the environment variable `name` names, as every default location of cordon
 /// reads it: empty when it is unset, not absolute, has a ".." component (the kernel resolves
-/// "link/.." through the link, a lexical reading does not), or lies under /proc (a magic link
-/// such as /proc/self/cwd names another directory in each process).
+/// "link/.." through the link, a lexical reading does not), or lies under /proc, by its name or
+/// through a symlink (a magic link such as /proc/self/cwd names another directory in each
+/// process).
 CORDON_API std::filesystem::path env_dir(const char* name);
 
 /// What state_roots() is computed from.

@@ -103,8 +103,8 @@ TEST_CASE("the deadline kills the run, and only once it has passed", "[pump]") {
   };
   sdk::Pump pump(sink);
   pump.output(Stream::out, out.r);
-  control.deadline = std::chrono::steady_clock::now() + 100ms;
-  auto start = std::chrono::steady_clock::now();
+  auto start = std::chrono::steady_clock::now();  // before the deadline: never after it
+  control.deadline = start + 100ms;
   auto end = pump.run(control);
   CHECK(end.timed_out);
   CHECK(end.killed);

@@ -37,14 +37,12 @@ void refuse_planted_symlink(const std::string& path, const std::vector<std::stri
 Error masked_link_refusal(const char* code, MaskedKind kind, const std::string& path,
                           const LinkStep& link) {
   bool own = kind == MaskedKind::own_state;
-  // Cordon's own state is mostly the policy's own files, named on the command line or by
-  // extends.
   return Error(code,
                std::string(own ? "cordon's own state" : "blocked path") + " '" + path +
                    "' passes through the symlink '" + link.path + "' -> '" + link.target +
                    "' inside a writable directory: its mask cannot be bound to what it names",
-               own ? "name the policy file (--policy) and the files it extends by their real "
-                     "paths, or remove the symlink"
+               own ? "remove the symlink, or keep the command's write grants away from it (a "
+                     "policy file: name it, and the files it extends, by their real paths)"
                    : "remove the symlink, or name the real path in the policy");
 }
 

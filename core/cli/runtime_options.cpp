@@ -109,37 +109,40 @@ WorkspaceRules workspace_rules(const Policy& p) {
   return r;
 }
 
+namespace {
+
+// Adds where each of `paths` leads when that differs from its name: a blocked symlink blocks
+// its target, as in a run, and ~/.config -> ~/dots/config puts cordon's state inside a workspace
+// ~/dots by a name the workspace's own paths never spell.
+void add_link_targets(std::vector<fs::path>& paths) {
+  for (std::size_t i = 0, given = paths.size(); i < given; ++i) {
+    std::error_code ec;
+    fs::path real = fs::weakly_canonical(paths[i], ec);
+    if (!ec && real != paths[i].lexically_normal() &&
+        std::find(paths.begin(), paths.end(), real) == paths.end())
+      paths.push_back(std::move(real));
+  }
+}
+
+}  // namespace
+
 WorkspaceRules local_workspace_rules(const Policy& policy, const Registry& registry,
                                      const RuntimeOptions& options, const fs::path& workspace,
                                      std::vector<fs::path> extra) {
   WorkspaceRules r = workspace_rules(policy);
-  // A blocked path that leads through a symlink blocks what it leads to, as in a run.
-  std::vector<fs::path> targets;
-  for (const auto& b : r.blocked) {
-    std::error_code ec;
-    fs::path real = fs::weakly_canonical(b, ec);
-    if (!ec && real != b.lexically_normal()) targets.push_back(std::move(real));
-  }
-  r.blocked.insert(r.blocked.end(), targets.begin(), targets.end());
+  add_link_targets(r.blocked);
   if (options.config) extra.push_back(fs::absolute(*options.config));
-  struct stat st {};
-  if (::geteuid() == 0 && ::stat(workspace.c_str(), &st) == 0)
-    for (auto& dir : command_user_state(st.st_uid)) extra.push_back(std::move(dir));
-  // Root writes as itself in a workspace of its own, such as /home: every home in it is kept.
-  if (::geteuid() == 0)
+  if (::geteuid() == 0) {
+    // Root's file API acts for the workspace's owner, and writes as itself in a workspace of
+    // its own such as /home: each of those users' later cordon trusts its state.
+    struct stat st {};
+    if (::stat(workspace.c_str(), &st) == 0)
+      for (auto& dir : command_user_state(st.st_uid)) extra.push_back(std::move(dir));
     for (auto& dir : users_state_within(workspace)) extra.push_back(std::move(dir));
+  }
   std::vector<std::string> notes;  // a state root that cannot be made is blocked all the same
   r.own_state = detail::own_state_paths(registry, policy, extra, notes);
-  // And where each leads: ~/.config -> ~/dots/config puts the state inside a workspace ~/dots,
-  // by a name the workspace's own paths never spell.
-  auto spelled = r.own_state.size();
-  for (std::size_t i = 0; i < spelled; ++i) {
-    std::error_code ec;
-    fs::path real = fs::weakly_canonical(r.own_state[i], ec);
-    if (!ec && real != r.own_state[i].lexically_normal() &&
-        std::find(r.own_state.begin(), r.own_state.end(), real) == r.own_state.end())
-      r.own_state.push_back(std::move(real));
-  }
+  add_link_targets(r.own_state);
   return r;
 }
 

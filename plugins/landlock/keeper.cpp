@@ -72,15 +72,23 @@ constinit Slot g_slot;
 // Set once the keeper's program could not be executed here: every keeper is forked from then on.
 constinit std::atomic<bool> g_exec_unusable{false};
 
+// `all` but the CPU this runs on; false when that leaves none (or the CPU is unknown).
+bool other_cpus(const cpu_set_t& all, cpu_set_t& others, int& here) noexcept {
+  here = ::sched_getcpu();
+  if (here < 0 || here >= CPU_SETSIZE) return false;
+  others = all;
+  CPU_CLR(here, &others);
+  return CPU_COUNT(&others) > 0;
+}
+
 // A new child waits on its parent's CPU until the parent blocks, which would be after the
 // planning it is meant to overlap: it is sent to the other CPUs cordon may use (if any), and
-// restores `all` (cordon's CPUs) itself once it runs.
+// restores `all` (cordon's CPUs) itself once it runs. (One the scheduler runs first, at once,
+// leaves by itself: keeper_main.)
 void move_off_this_cpu(pid_t pid, const cpu_set_t& all) noexcept {
-  int cpu = ::sched_getcpu();
-  if (cpu < 0 || cpu >= CPU_SETSIZE) return;
-  cpu_set_t others = all;
-  CPU_CLR(cpu, &others);
-  if (CPU_COUNT(&others) > 0) ::sched_setaffinity(pid, sizeof others, &others);
+  cpu_set_t others;
+  int here = -1;
+  if (other_cpus(all, others, here)) ::sched_setaffinity(pid, sizeof others, &others);
 }
 
 }  // namespace
@@ -133,6 +141,8 @@ Keeper start_keeper(bool network, KeeperStart how) {
                     static_cast<const FlatLayout*>(arena->base()),
                     have_cpus ? &cpus : nullptr};
     int peer = ready.read.get();
+    cpu_set_t away;  // in case the child runs first, on this CPU (keeper_main)
+    if (have_cpus && other_cpus(cpus, away, args.cordon_cpu)) args.away = &away;
     pid = clone_sandbox(CLONE_NEWUSER | CLONE_NEWPID | kCloneClearSighand, -1, &pidfd);
     if (pid == 0) {
       ::close(peer);

@@ -170,6 +170,10 @@ void build_tree(const KeeperArgs& a) noexcept {
 }  // namespace
 
 void keeper_main(const KeeperArgs& a) noexcept {
+  // The scheduler may run a new child at once on its parent's CPU: it would then hold cordon
+  // up for its whole set-up (~1.5 ms), cordon not yet having sent it away (move_off_this_cpu).
+  if (a.away != nullptr && ::sched_getcpu() == a.cordon_cpu)
+    ::sched_setaffinity(0, sizeof(cpu_set_t), a.away);
   // A forked keeper has all of cordon's descriptors: only its two are kept.
   int mine[2] = {a.socket, a.cordon};
   close_all_but(mine, 2);

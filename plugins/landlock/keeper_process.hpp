@@ -46,6 +46,8 @@ struct KeeperArgs {
   const char* gid_map = nullptr;
   const FlatLayout* layout = nullptr;  ///< where cordon puts the tree to build (the arena)
   const cpu_set_t* cpus = nullptr;     ///< the CPUs it may use, restored once it runs
+  const cpu_set_t* away = nullptr;     ///< a forked keeper: cordon's other CPUs, if any
+  int cordon_cpu = -1;                 ///< the CPU cordon forked it on
 };
 
 /// The keeper: makes the namespaces and sends them (ChildReport started + descriptors); on

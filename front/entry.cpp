@@ -1,8 +1,7 @@
 // The front end's entry point. Before the C library starts, it asks the kernel for the whole
-// executable's code and for private copies of its writable pages, two system calls in place of
-// the ~130 page faults a run otherwise takes one at a time (front/README.md, "Start-up"). On
-// this kind of virtual machine a page fault costs ~10 us: the start-up's relocation alone took
-// one per page of relocated data.
+// executable's code and for private copies of its writable pages: two system calls in place of
+// about 65 page faults a run otherwise takes one at a time, ~10 us each on the virtual machines
+// cordon is developed on (front/README.md, "Start-up").
 //
 // It runs before glibc has relocated the program or set up thread-local storage, so it calls no
 // library function, reads no global that needs a relocation and has no stack protector: the

@@ -93,6 +93,15 @@ std::vector<fs::path> command_user_state(uid_t uid) {
   return dirs;
 }
 
+std::vector<fs::path> command_user_state_beyond(uid_t uid, const std::vector<fs::path>& kept) {
+  std::vector<fs::path> more;
+  for (auto& dir : command_user_state(uid))
+    if (std::find(kept.begin(), kept.end(), dir) == kept.end() &&
+        std::find(more.begin(), more.end(), dir) == more.end())
+      more.push_back(std::move(dir));
+  return more;
+}
+
 std::vector<fs::path> users_state_within(const fs::path& dir) {
   std::vector<fs::path> dirs;
   std::error_code ec;

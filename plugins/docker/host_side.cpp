@@ -36,13 +36,10 @@ Plan with_command_user_state(const Plan& plan, const Settings& settings,
   std::string uid = user.substr(0, user.find(':'));
   // A user named by the image's database is not one of the host's: nothing of theirs to keep.
   if (uid.empty() || !std::all_of(uid.begin(), uid.end(), ::isdigit) || uid.size() > 9) return plan;
-  auto theirs = command_user_state(static_cast<uid_t>(std::stoul(uid)));
-  if (theirs.empty()) return plan;
+  auto more = command_user_state_beyond(static_cast<uid_t>(std::stoul(uid)), plan.protected_paths);
+  if (more.empty()) return plan;
   Plan out = plan;
-  for (auto& dir : theirs)
-    if (std::find(out.protected_paths.begin(), out.protected_paths.end(), dir) ==
-        out.protected_paths.end())
-      out.protected_paths.push_back(std::move(dir));
+  for (auto& dir : more) out.protected_paths.push_back(std::move(dir));
   return out;
 }
 

@@ -149,11 +149,10 @@ Prepared prepare(const Plan& given, const ProbeFacts& facts, const MulticallLook
   Prepared p;
   p.identity = identity_for(given, parse_settings(given.settings), result.notes);
   std::optional<Plan> rehomed = for_command_user(given, p.identity, result.notes);
-  if (auto theirs = command_user_state(p.identity.uid); !theirs.empty()) {
+  const auto& kept = rehomed ? rehomed->protected_paths : given.protected_paths;
+  if (auto more = command_user_state_beyond(p.identity.uid, kept); !more.empty()) {
     if (!rehomed) rehomed = given;
-    auto& kept = rehomed->protected_paths;
-    for (auto& dir : theirs)
-      if (std::find(kept.begin(), kept.end(), dir) == kept.end()) kept.push_back(std::move(dir));
+    for (auto& dir : more) rehomed->protected_paths.push_back(std::move(dir));
   }
   const Plan& plan = rehomed ? *rehomed : given;
   const Policy& policy = plan.policy;

@@ -267,6 +267,14 @@ TEST_CASE("own state: another user's default state is listed for a command run a
   auto theirs = command_user_state(::geteuid() == 0 ? 65534 : 0);
   CHECK_FALSE(theirs.empty());
   for (const auto& dir : theirs) CHECK(dir.filename() == "cordon");
+  // What a run keeps already is not added twice; the rest is, each once.
+  const uid_t other = ::geteuid() == 0 ? 65534 : 0;
+  std::vector<fs::path> kept{theirs.front(), "/elsewhere/cordon"};
+  auto more = command_user_state_beyond(other, kept);
+  CHECK(more.size() == theirs.size() - 1);
+  CHECK(std::find(more.begin(), more.end(), theirs.front()) == more.end());
+  CHECK(command_user_state_beyond(other, theirs).empty());
+  CHECK(command_user_state_beyond(::geteuid(), {}).empty());
 }
 
 TEST_CASE("own state: every account's entry is read from passwd text", "[own_state]") {

@@ -56,6 +56,11 @@ CORDON_API std::vector<StateRoot> state_roots(const StateEnv& env);
 /// user. Reads the user database.
 CORDON_API std::vector<std::filesystem::path> command_user_state(uid_t uid);
 
+/// Those of command_user_state(uid) that `kept` does not list yet: what a backend adds to a
+/// run's protected paths when it runs the command as `uid`.
+CORDON_API std::vector<std::filesystem::path> command_user_state_beyond(
+    uid_t uid, const std::vector<std::filesystem::path>& kept);
+
 /// The `cordon` directories of state_roots() of every other user of /etc/passwd whose home lies
 /// in `dir` (absolute): a root cordon that writes in `dir` itself (the workspace file API) must
 /// not write what their later cordon trusts. Reads /etc/passwd.

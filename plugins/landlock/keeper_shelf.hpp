@@ -15,8 +15,8 @@
 // than start another.
 //
 // The keepers are started on a thread of the shelf's own, which lives as long as the backend:
-// a keeper dies with the thread that started it (its parent-death signal), and a server's calls
-// each run on a thread that ends with the call. A fork of the process sees the shelf's copy but
+// a keeper dies with the thread that started it (its parent-death signal), and the thread of a
+// run (an API caller's, say) may end with the run. A fork of the process sees the shelf's copy but
 // never takes from it: the keepers are its parent's children, and another process's run may
 // already have joined one.
 #pragma once

@@ -77,12 +77,23 @@ void fill_outcome(const SessionOutcome& out, const json::object& state, const Ma
 }
 
 // The refusal for a waiter that found itself root (uid, gid or a supplementary group 0),
-// however the user setting spelled it; nullopt for any other status.
-std::optional<Error> identity_failure(std::int64_t status, const Plan& plan) {
-  if (status < 0 || status > 0xffffffffLL ||
-      (static_cast<std::uint32_t>(status) & kStatusKind) != kRootIdentity)
-    return std::nullopt;
+// however the user setting spelled it, or with another uid than the one it was told to expect;
+// nullopt for any other status.
+std::optional<Error> identity_failure(std::int64_t status, const Plan& plan,
+                                      std::optional<uid_t> expect_uid) {
+  if (status < 0 || status > 0xffffffffLL) return std::nullopt;
   auto which = static_cast<std::uint32_t>(status);
+  if ((which & kStatusKind) == kOtherUid && expect_uid) {
+    const auto* user = plan.settings.if_contains("user");
+    std::string named = user && user->is_string() ? std::string(user->get_string()) : "";
+    return Error(code::kBadSettings,
+                 "'backends.docker.user' ('" + named +
+                     "') runs with another uid in the container " +
+                     "than the image's /etc/passwd gives it (" + std::to_string(*expect_uid) +
+                     ", whose state on the host cordon hid); the command was not run",
+                 "give 'backends.docker.user' as 'uid:gid'");
+  }
+  if ((which & kStatusKind) != kRootIdentity) return std::nullopt;
   std::string ids = (which & 1) ? "uid 0" : (which & 2) ? "gid 0" : "a supplementary group 0";
   const auto* user = plan.settings.if_contains("user");
   std::string named = user && user->is_string()
@@ -128,8 +139,8 @@ std::string Masked::find(const std::string& program, const std::string& path_env
 }
 
 bool attach_and_run(const Daemon& daemon, const Container& container, bool pooled,
-                    const std::vector<MountCheck>& checks, const Masked& masked, const Plan& plan,
-                    OutputSink& sink, RunResult& result) {
+                    const std::vector<MountCheck>& checks, std::optional<uid_t> expect_uid,
+                    const Masked& masked, const Plan& plan, OutputSink& sink, RunResult& result) {
   Cancel abandon = abandon_for(plan);
   RawStream stream(daemon.endpoint(), attach_path(daemon, container.id()), abandon);
   SessionIo io;
@@ -145,9 +156,9 @@ bool attach_and_run(const Daemon& daemon, const Container& container, bool poole
   // which a TLS connection cannot do.
   bool has_stdin = plan.stdin_data.has_value();
   io.nonce = new_run_id();
-  io.input =
-      waiter_header({io.nonce, has_stdin, deadline_ms(plan), waiter_checks(checks), plan.argv}) +
-      plan.stdin_data.value_or("");
+  io.input = waiter_header({io.nonce, has_stdin, deadline_ms(plan), expect_uid,
+                            waiter_checks(checks), plan.argv}) +
+             plan.stdin_data.value_or("");
   io.close_stdin = has_stdin;
   SessionOutcome out = stream_session(plan, io, container, stream, sink);
   if (out.status) {
@@ -158,7 +169,7 @@ bool attach_and_run(const Daemon& daemon, const Container& container, bool poole
       result.error = std::move(refusal);
       return true;
     }
-    if (auto refusal = identity_failure(*out.status, plan)) {
+    if (auto refusal = identity_failure(*out.status, plan, expect_uid)) {
       result.error = std::move(refusal);
       return true;
     }

@@ -4,6 +4,9 @@
 
 #include <cordon/sdk/backend.hpp>
 
+#include <sys/types.h>
+
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,13 +32,14 @@ struct Masked {
 };
 
 /// Runs plan.argv in `container` (made from waiter_body()): attaches; for a one-shot container
-/// registers the exit waiter and starts it; sends the waiter its nonce, `checks` and the argv;
+/// registers the exit waiter and starts it; sends the waiter its nonce, `checks`, the uid it
+/// must run with (`expect_uid`: a user the image names) and the argv;
 /// streams to `sink` and fills `result`. A failed mount check is a refusal (check_failure()):
 /// the command did not run. False, with nothing run and `result` untouched, when a pooled
 /// container was no longer running or failed its mount check (the caller runs one-shot).
 /// Throws Cancelled when a stop or the deadline came while the container was being started.
 bool attach_and_run(const Daemon& daemon, const Container& container, bool pooled,
-                    const std::vector<MountCheck>& checks, const Masked& masked, const Plan& plan,
-                    OutputSink& sink, RunResult& result);
+                    const std::vector<MountCheck>& checks, std::optional<uid_t> expect_uid,
+                    const Masked& masked, const Plan& plan, OutputSink& sink, RunResult& result);
 
 }  // namespace cordon::docker

@@ -17,6 +17,7 @@
 #include "container.hpp"
 #include "container_spec.hpp"
 #include "host_side.hpp"
+#include "image_user.hpp"
 #include "mount_identity.hpp"
 #include "report.hpp"
 #include "seccomp_profile.hpp"
@@ -91,7 +92,8 @@ struct HostSide {
 };
 
 HostSide hold_host_side(const Plan& plan, const Settings& settings, const Masks& masks,
-                        const SourceIdentity& waiter, std::vector<std::string>& notes) {
+                        const SourceIdentity& waiter, std::optional<uid_t> named_uid,
+                        std::vector<std::string>& notes) {
   HostSide h;
   h.held = {{masks.file.host_path, masks.file},
             {masks.dir.host_path, masks.dir},
@@ -99,7 +101,7 @@ HostSide hold_host_side(const Plan& plan, const Settings& settings, const Masks&
   std::string ws = plan.workspace.string();
   h.held.emplace(ws, source_identity({ws, "workspace"}));
   h.mounts = host_mounts(plan, settings, existing_write_paths(plan, notes, h.held));
-  const Plan guarded = with_command_user_state(plan, settings, h.held.at(ws));
+  const Plan guarded = with_command_user_state(plan, settings, h.held.at(ws), named_uid);
   h.own = own_state(guarded);
   refuse_mounts_of_own_state(h.mounts, paths_of(h.own));
   refuse_missing_state(guarded, h.mounts);
@@ -294,7 +296,12 @@ void DockerBackend::execute(const Plan& plan, OutputSink& sink, RunResult& resul
   Cancel abandon = abandon_for(plan);
   ImageInfo image = inspect_image(*daemon, settings.image);
   check_runtime(*daemon, settings.runtime);
-  HostSide host = hold_host_side(plan, settings, masks, waiter, result.notes);
+  // A user the image names: its uid there is a host uid, whose state is hidden like any other
+  // command user's; the waiter checks that it runs with that uid.
+  std::optional<uid_t> named_uid;
+  if (auto name = user_name_of(settings.user))
+    named_uid = image_users_.uid_of(*daemon, state.subdir("image-users"), image.id, *name);
+  HostSide host = hold_host_side(plan, settings, masks, waiter, named_uid, result.notes);
   std::vector<std::string> exec_masks;
   auto seccomp = seccomp_profile(daemon_arch(*daemon));
   MountedPrograms mounted = blocked_programs(
@@ -329,7 +336,7 @@ void DockerBackend::execute(const Plan& plan, OutputSink& sink, RunResult& resul
     WarmPool& pool = pool_for(daemon, waiter.host_path);
     // A pooled container was made from the same body but the command: the same mounts.
     if (auto pooled = pool.take(spec.body, settings.pool)) {
-      ran = attach_and_run(*daemon, *pooled, true, checks, masked, plan, sink, result);
+      ran = attach_and_run(*daemon, *pooled, true, checks, named_uid, masked, plan, sink, result);
       pool.discard(std::move(pooled));
       if (ran) result.notes.push_back("ran in a warm pool container");
     }
@@ -338,7 +345,7 @@ void DockerBackend::execute(const Plan& plan, OutputSink& sink, RunResult& resul
     Container container(*daemon, "cordon-" + run_id, body);
     if (abandon()) throw Cancelled();  // removed on the way out
     for (const auto& w : container.warnings()) result.notes.push_back("docker: " + w);
-    attach_and_run(*daemon, container, false, checks, masked, plan, sink, result);
+    attach_and_run(*daemon, container, false, checks, named_uid, masked, plan, sink, result);
     std::string why;
     if (!container.remove(why) && !result.error)
       result.notes.push_back("the container '" + container.id() + "' was not removed: " + why);

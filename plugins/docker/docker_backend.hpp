@@ -11,6 +11,7 @@
 
 #include "api.hpp"
 #include "exec_block.hpp"
+#include "image_user.hpp"
 #include "mounted_programs.hpp"
 #include "pool.hpp"
 #include "probe.hpp"
@@ -61,6 +62,7 @@ class DockerBackend final : public Backend {
   std::string probed_key_;                     ///< the endpoint do_probe() asked
   std::map<std::string, ProbeResult> probes_;  ///< other endpoints' probes that were available
   ExecBlockCache exec_cache_;
+  ImageUsers image_users_;
   std::map<std::string, std::unique_ptr<WarmPool>> pools_;  ///< last: destroyed first
 };
 

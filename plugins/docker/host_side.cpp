@@ -31,12 +31,15 @@ std::string container_user(const Settings& settings, const SourceIdentity& works
 }
 
 Plan with_command_user_state(const Plan& plan, const Settings& settings,
-                             const SourceIdentity& workspace) {
+                             const SourceIdentity& workspace, std::optional<uid_t> named_uid) {
   std::string user = container_user(settings, workspace);
   std::string uid = user.substr(0, user.find(':'));
-  // A user named by the image's database is not one of the host's: nothing of theirs to keep.
-  if (uid.empty() || !std::all_of(uid.begin(), uid.end(), ::isdigit) || uid.size() > 9) return plan;
-  auto more = command_user_state_beyond(static_cast<uid_t>(std::stoul(uid)), plan.protected_paths);
+  std::optional<uid_t> host_uid = named_uid;
+  if (!host_uid && !uid.empty() && uid.size() <= 10 &&
+      std::all_of(uid.begin(), uid.end(), ::isdigit) && std::stoull(uid) < 0xffffffffULL)
+    host_uid = static_cast<uid_t>(std::stoull(uid));
+  if (!host_uid) return plan;
+  auto more = command_user_state_beyond(*host_uid, plan.protected_paths);
   if (more.empty()) return plan;
   Plan out = plan;
   for (auto& dir : more) out.protected_paths.push_back(std::move(dir));

@@ -5,7 +5,10 @@
 #include <cordon/sdk/backend.hpp>
 #include <cordon/sdk/private_dir.hpp>
 
+#include <sys/types.h>
+
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,9 +37,11 @@ std::vector<std::string> existing_write_paths(const Plan& plan, std::vector<std:
 std::vector<BlockedPath> blocked_paths(const Plan& plan, std::vector<std::string>& notes);
 
 /// `plan` with the default state directories of the user the container runs as added to its
-/// protected paths, when that is a host uid other than cordon's (command_user_state()).
+/// protected paths, when that is a host uid other than cordon's (command_user_state()): the uid
+/// `user` gives, or `named_uid`, the one the image's /etc/passwd gives a user named by `user`
+/// (image_user.hpp; the daemon shares the host's uids).
 Plan with_command_user_state(const Plan& plan, const Settings& settings,
-                             const SourceIdentity& workspace);
+                             const SourceIdentity& workspace, std::optional<uid_t> named_uid);
 
 /// cordon's own state (plan.protected_paths) that exists on the host, each as given and, when a
 /// link on the way leads elsewhere, as it really is: what a mount must not show. Throws CRD4004

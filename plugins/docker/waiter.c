@@ -27,10 +27,11 @@
  *
  * Wire format of the input (integers big-endian): nonce; flags (4 bytes: bit 0, the rest of
  * stdin is the command's, else its stdin is /dev/null); the milliseconds left until the
- * deadline (8 bytes, 0: none); the count of checks (4 bytes), each a 4-byte length and the
- * target's bytes, then the device and the inode (8 bytes each); the count of arguments (4
- * bytes), each a 4-byte length and its bytes. Built static, bind-mounted read-only into the
- * container. */
+ * deadline (8 bytes, 0: none); when flags bit 1 is set, the uid the waiter must have (4 bytes:
+ * the one the image's /etc/passwd gives a user the `user` setting names; on another, kOtherUid);
+ * the count of checks (4 bytes), each a 4-byte length and the target's bytes, then the device
+ * and the inode (8 bytes each); the count of arguments (4 bytes), each a 4-byte length and its
+ * bytes. Built static, bind-mounted read-only into the container. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
@@ -51,7 +52,7 @@
 #include <unistd.h>
 
 enum { kNonce = 16, kMaxArgs = 65536, kMaxArg = 1 << 20, kMaxChecks = 4096, kMaxTarget = 4096 };
-enum { kStdinFollows = 1 };
+enum { kStdinFollows = 1, kExpectUid = 2 };
 /* Trailer statuses above any exit status (waiter_blob.hpp): a failed check + the check's index,
  * and for a failed stat its errno (bits 16-23); a root identity + which ids were 0; the kill at
  * the deadline. */
@@ -60,6 +61,7 @@ enum { kStdinFollows = 1 };
 #define kRootIdentity 0x03000000u
 #define kMountThroughLink 0x04000000u
 #define kDeadline 0x05000000u
+#define kOtherUid 0x06000000u
 enum { kRootUid = 1, kRootGid = 2, kRootGroup = 4 };
 
 static volatile pid_t child = 0;
@@ -363,10 +365,16 @@ int main(int argc, char** argv) {
   char** command = NULL;
   uint32_t flags = 0, failed = 0;
   uint64_t deadline_ms = 0;
-  if (read_exact(trailer, kNonce) != 0 || read_u32(&flags) != 0 || read_u64(&deadline_ms) != 0)
+  uint32_t expect_uid = 0;
+  if (read_exact(trailer, kNonce) != 0 || read_u32(&flags) != 0 || read_u64(&deadline_ms) != 0 ||
+      ((flags & kExpectUid) && read_u32(&expect_uid) != 0))
     return 125;
   if ((failed = check_mounts()) == 1 || (command = read_argv()) == NULL) return 125;
   if (!failed) failed = check_identity();
+  /* A user the image names: cordon hid the host state of the uid the image's /etc/passwd gives
+   * it, so it must be that uid (a runtime that resolved the name otherwise would run another). */
+  if (!failed && (flags & kExpectUid) && (getuid() != expect_uid || geteuid() != expect_uid))
+    failed = kOtherUid;
   if (failed) {
     /* Not the mounts cordon checked, or root: the command never starts. */
     write_trailer(trailer, failed);

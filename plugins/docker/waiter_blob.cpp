@@ -20,8 +20,9 @@ std::string waiter_header(const WaiterInput& in) {
     put(static_cast<std::uint32_t>(v >> 32));
     put(static_cast<std::uint32_t>(v & 0xffffffffu));
   };
-  put(in.stdin_follows ? 1u : 0u);
+  put((in.stdin_follows ? 1u : 0u) | (in.uid ? 2u : 0u));
   put64(in.deadline_ms);
+  if (in.uid) put(*in.uid);
   put(static_cast<std::uint32_t>(in.checks.size()));
   for (const auto& c : in.checks) {
     put(static_cast<std::uint32_t>(c.target.size()));

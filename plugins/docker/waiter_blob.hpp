@@ -33,6 +33,8 @@ inline constexpr std::uint32_t kRootIdentity = 0x03000000;
 inline constexpr std::uint32_t kMountThroughLink = 0x04000000;
 /// The waiter killed every process of the container at the deadline it was given.
 inline constexpr std::uint32_t kDeadline = 0x05000000;
+/// The waiter runs with another uid than the one it was told to expect: nothing ran.
+inline constexpr std::uint32_t kOtherUid = 0x06000000;
 /// The kind of a trailer status (its top byte).
 inline constexpr std::uint32_t kStatusKind = 0xff000000;
 
@@ -54,6 +56,8 @@ struct WaiterInput {
   /// Milliseconds from when the waiter reads this to the run's deadline, at which it kills every
   /// process of the container itself; 0: no deadline.
   std::uint64_t deadline_ms = 0;
+  /// The uid the waiter must have (a user the image names, whose host state cordon hid).
+  std::optional<std::uint32_t> uid;
   std::vector<WaiterCheck> checks;
   std::vector<std::string> argv;
 };

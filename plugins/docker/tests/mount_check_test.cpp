@@ -91,12 +91,12 @@ struct Prepared {
   // Creates the container and runs the plan in it with `checks`, one-shot or started first as
   // the pool does; nullopt when attach_and_run() ran nothing for the caller to run one-shot.
   std::optional<RunResult> run(const std::vector<MountCheck>& checks, bool pooled,
-                               CaptureSink& sink) {
+                               CaptureSink& sink, std::optional<uid_t> expect_uid = std::nullopt) {
     Daemon daemon(resolve_endpoint(settings.socket, settings.host));
     Container container(daemon, "cordon-mountcheck-" + new_run_id(), body);
     if (pooled) container.start();
     RunResult r;
-    if (!attach_and_run(daemon, container, pooled, checks, Masked{}, plan, sink, r))
+    if (!attach_and_run(daemon, container, pooled, checks, expect_uid, Masked{}, plan, sink, r))
       return std::nullopt;
     return r;
   }
@@ -344,4 +344,41 @@ TEST_CASE("mount check: a pool container made before a write path was replaced i
   CHECK(sink.out == "ok\n");
   CHECK(read_file(ws / "out/f") == "x\n");
   for (const auto& n : r.notes) CHECK(n != "ran in a warm pool container");
+}
+
+TEST_CASE("mount check: the waiter runs nothing with another uid than it was told to expect",
+          "[docker][identity]") {
+  if (!docker_ready()) return;
+  // A user the image names: cordon hid the host state of the uid the image's /etc/passwd gives
+  // it, and tells the waiter to expect that uid. Here the container runs as 65534 (the
+  // workspace's owner).
+  TempDir ws;
+  OwnDir state;
+  auto policy = base_policy(ws.path().string());
+  Prepared p(policy, ws.path().string(), {"/bin/sh", "-c", "id -u; echo ran > ran"}, {},
+             state.path().string());
+  auto checks = mount_checks(p.body, p.identities);
+  for (bool pooled : {false, true}) {
+    INFO("pooled: " << pooled);
+    {
+      CaptureSink sink;
+      auto r = p.run(checks, pooled, sink, 4242);
+      REQUIRE(r);
+      REQUIRE(r->error);
+      CHECK(r->error->code() == "CRD2015");
+      CHECK(r->error->message().find("runs with another uid in the container than the image's "
+                                     "/etc/passwd gives it (4242") != std::string::npos);
+      CHECK(sink.out.empty());
+      CHECK_FALSE(fs::exists(ws / "ran"));
+    }
+    // Both ways: the uid it has runs.
+    CaptureSink sink;
+    auto r = p.run(checks, pooled, sink, 65534);
+    REQUIRE(r);
+    INFO(sink.err);
+    CHECK_FALSE(r->error);
+    CHECK(sink.out == "65534\n");
+    CHECK(fs::exists(ws / "ran"));
+    fs::remove(ws / "ran");
+  }
 }

@@ -34,21 +34,29 @@ RunResult run_pooled(DockerBackend& b, const Plan& plan, CaptureSink& sink) {
 TEST_CASE("pool: the waiter header carries the nonce, flags, deadline, checks and argv exactly",
           "[unit]") {
   std::string nonce(kNonceSize, 'n');
-  auto h = waiter_header({nonce, false, 0, {}, {"a", "", "b c"}});
+  auto h = waiter_header({nonce, false, 0, std::nullopt, {}, {"a", "", "b c"}});
   CHECK(h == nonce + std::string("\0\0\0\0"
                                  "\0\0\0\0\0\0\0\0"
                                  "\0\0\0\0\0\0\0\x03\0\0\0\x01"
                                  "a\0\0\0\0\0\0\0\x03"
                                  "b c",
                                  36));
-  auto c =
-      waiter_header({nonce, true, 0x0a0b0c0d0e0fULL, {{"/w", 0x0102030405060708ULL, 9}}, {"x"}});
+  auto c = waiter_header(
+      {nonce, true, 0x0a0b0c0d0e0fULL, std::nullopt, {{"/w", 0x0102030405060708ULL, 9}}, {"x"}});
   CHECK(c == nonce + std::string("\0\0\0\x01"
                                  "\0\0\x0a\x0b\x0c\x0d\x0e\x0f"
                                  "\0\0\0\x01\0\0\0\x02/w"
                                  "\x01\x02\x03\x04\x05\x06\x07\x08\0\0\0\0\0\0\0\x09"
                                  "\0\0\0\x01\0\0\0\x01x",
                                  47));
+  // A uid to expect (a user the image names): flag bit 1, the uid after the deadline.
+  auto u = waiter_header({nonce, false, 0, 0x01020304u, {}, {"x"}});
+  CHECK(u == nonce + std::string("\0\0\0\x02"
+                                 "\0\0\0\0\0\0\0\0"
+                                 "\x01\x02\x03\x04"
+                                 "\0\0\0\0"
+                                 "\0\0\0\x01\0\0\0\x01x",
+                                 29));
   CHECK(waiter_program().size() > 1000);
   CHECK(waiter_program().substr(1, 3) == "ELF");
 }

@@ -1,0 +1,172 @@
+// A container user given by name (`backends.docker.user = "app"`) is a host uid too (the daemon
+// shares the host's uids): the image's /etc/passwd says which, and that uid's state on the host
+// is hidden from the command as any other command user's is (the waiter's check that it runs
+// with that very uid is in mount_check_test.cpp). Pure units for the archive and the setting,
+// then runs against the real daemon as root.
+#include <pwd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+
+#include "image_user.hpp"
+#include "support.hpp"
+
+using namespace cordon;
+using namespace cordon::docker;
+using namespace cordon::docker::test;
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// One ustar entry: a 512-byte header (name, size in octal, type) and the data, padded.
+std::string entry(const std::string& name, char type, const std::string& data) {
+  std::string h(512, '\0');
+  h.replace(0, name.size(), name);
+  char size[12];
+  std::snprintf(size, sizeof size, "%011o", static_cast<unsigned>(data.size()));
+  h.replace(124, 11, size, 11);
+  h[156] = type;
+  h.replace(257, 5, "ustar");
+  std::string padded = data + std::string((512 - data.size() % 512) % 512, '\0');
+  return h + padded;
+}
+
+std::string end_blocks() { return std::string(1024, '\0'); }
+
+}  // namespace
+
+TEST_CASE("image user: the first file of an archive, not a link nor a broken stream", "[unit]") {
+  const std::string passwd = "root:x:0:0::/root:/bin/sh\napp:x:1234:1234::/:/bin/sh\n";
+  CHECK(tar_first_file(entry("passwd", '0', passwd) + end_blocks()) == passwd);
+  CHECK(tar_first_file(entry("passwd", '\0', passwd) + end_blocks()) == passwd);
+  // A PAX header before it (Go's archive writer adds them) is skipped; its size record counts.
+  std::string pax = "30 path=a-very-long-name/passwd\n";
+  CHECK(tar_first_file(entry("PaxHeaders/passwd", 'x', pax) + entry("passwd", '0', passwd) +
+                       end_blocks()) == passwd);
+  CHECK(tar_first_file(entry("PaxHeaders/passwd", 'x', "11 size=25\n") +
+                       entry("passwd", '0', passwd) + end_blocks()) == passwd.substr(0, 25));
+  // Not a file: the image's /etc/passwd is a link, or a directory.
+  CHECK_FALSE(tar_first_file(entry("passwd", '2', "") + end_blocks()));
+  CHECK_FALSE(tar_first_file(entry("passwd", '5', "") + end_blocks()));
+  // Broken: cut short, a size that is no octal number, nothing at all.
+  std::string whole = entry("passwd", '0', passwd);
+  CHECK_FALSE(tar_first_file(whole.substr(0, 512 + 10)));
+  std::string bad = whole;
+  bad[124] = 'z';
+  CHECK_FALSE(tar_first_file(bad));
+  CHECK_FALSE(tar_first_file(end_blocks()));
+  CHECK_FALSE(tar_first_file(""));
+}
+
+TEST_CASE("image user: only a setting whose user part is a name is looked up", "[unit]") {
+  CHECK(user_name_of("app") == "app");
+  CHECK(user_name_of("app:staff") == "app");
+  CHECK(user_name_of("app:1000") == "app");
+  CHECK_FALSE(user_name_of("1000"));
+  CHECK_FALSE(user_name_of("1000:app"));
+  CHECK_FALSE(user_name_of(""));
+}
+
+namespace {
+
+// The test image with a passwd naming `name` as uid:gid; made once per uid (docker commit).
+std::string named_image(const std::string& name, uid_t uid, gid_t gid) {
+  std::string image = "cordon-test/busybox-named:" + std::to_string(uid);
+  if (docker_cli("image inspect " + image) == 0) return image;
+  OwnDir etc;
+  write_file(etc / "passwd", "root:x:0:0:root:/root:/bin/sh\n" + name + ":x:" +
+                                 std::to_string(uid) + ":" + std::to_string(gid) + "::/:/bin/sh\n" +
+                                 "nobody:x:65534:65534:nobody:/nonexistent:/bin/sh\n");
+  std::string box = "cordon-named-" + std::to_string(::getpid());
+  bool ok = docker_cli("create --name " + box + " " + test_image() + " /bin/true") == 0 &&
+            docker_cli("cp " + (etc / "passwd") + " " + box + ":/etc/passwd") == 0 &&
+            docker_cli("commit " + box + " " + image) == 0;
+  docker_cli("rm -f " + box);
+  REQUIRE(ok);
+  return image;
+}
+
+// The test user, whose home is granted, and their state as their first cordon run makes it.
+struct Theirs {
+  passwd pw{};
+  std::string name, home;
+  bool ready = false;
+
+  Theirs() {
+    const char* env = std::getenv("CORDON_TEST_USER");
+    passwd* p = ::getpwnam(env && *env ? env : "cordon-test");
+    if (::geteuid() != 0 || p == nullptr || !fs::is_directory(p->pw_dir)) {
+      std::string why = "needs root and the test user with a home (scripts/test-user)";
+      if (std::getenv("CI") && std::string(std::getenv("CI")) == "true") FAIL(why << " (CI=true)");
+      WARN("skipped: " << why);
+      return;
+    }
+    pw = *p;
+    name = p->pw_name;
+    home = p->pw_dir;
+    for (const char* dir : {".config", ".config/cordon", ".local", ".local/state",
+                            ".local/state/cordon", ".cache", ".cache/cordon"}) {
+      fs::path d = fs::path(home) / dir;
+      if (::mkdir(d.c_str(), 0700) == 0) REQUIRE(::chown(d.c_str(), pw.pw_uid, pw.pw_gid) == 0);
+    }
+    ready = true;
+  }
+};
+
+struct Remove {
+  std::vector<fs::path> paths;
+  ~Remove() {
+    std::error_code ec;
+    for (const auto& p : paths) fs::remove(p, ec);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("image user: the state of a user the image names is hidden from it",
+          "[docker][own_state]") {
+  if (!docker_ready()) return;
+  Theirs t;
+  if (!t.ready) return;
+  const fs::path home = t.home, config = home / ".config" / "cordon";
+  const std::string marker = "cordon-docker-named-" + std::to_string(::getpid());
+  Remove remove{{config / marker, home / ("." + marker)}};
+  TempDir ws;  // owned by 65534: without the setting, the container would run as nobody
+  auto policy = base_policy(ws.path().string());
+  policy.filesystem.write.push_back(home.string());
+  auto plan = make_plan(
+      policy, ws.path().string(),
+      {"/bin/sh", "-c",
+       "id -u; echo x > " + (config / marker).string() + " || echo write-denied; echo y > " +
+           (home / ("." + marker)).string() + " && echo wrote"});
+  plan.settings["image"] = named_image("cordon-named", t.pw.pw_uid, t.pw.pw_gid);
+  plan.settings["user"] = "cordon-named";
+  CaptureSink sink;
+  auto r = backend().run(plan, sink);
+  INFO(sink.err);
+  REQUIRE_FALSE(r.error);
+  // Both ways: their configuration cannot be written, the rest of their granted home can.
+  CHECK(sink.out == std::to_string(t.pw.pw_uid) + "\nwrite-denied\nwrote\n");
+  CHECK_FALSE(fs::exists(config / marker));
+  CHECK(read_file(home / ("." + marker)) == "y\n");
+  CHECK(reported(r, "fs.read.block").find(config.string()) != std::string::npos);
+}
+
+TEST_CASE("image user: a name the image does not have is refused, naming the setting",
+          "[docker][identity]") {
+  if (!docker_ready()) return;
+  TempDir ws;
+  auto policy = base_policy(ws.path().string());
+  auto plan = make_plan(policy, ws.path().string(), {"/bin/true"});
+  plan.settings["user"] = "cordon-no-such-user";
+  CaptureSink sink;
+  auto r = backend().run(plan, sink);
+  REQUIRE(r.error);
+  CHECK(r.error->code() == "CRD2015");
+  CHECK(r.error->message() ==
+        "'backends.docker.user' ('cordon-no-such-user'): no such user in the image's /etc/passwd");
+  CHECK(our_containers().empty());
+}

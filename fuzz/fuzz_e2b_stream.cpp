@@ -9,8 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include <cordon/sdk/tar.hpp>
 #include "connect.hpp"
-#include "tar.hpp"
 
 namespace {
 
@@ -47,7 +47,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   (void)cordon::e2b::signal_of_status(bytes);
   try {
-    for (const auto& f : cordon::e2b::read_tar(bytes))
+    for (const auto& f : cordon::sdk::read_tar(bytes))
       if (f.content.size() > bytes.size()) __builtin_trap();
   } catch (const std::exception&) {
   }

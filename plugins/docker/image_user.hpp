@@ -20,10 +20,6 @@ namespace cordon::docker {
 
 class Daemon;
 
-/// The contents of the first entry of a tar stream when it is a regular file; nullopt for a
-/// link, a directory, or a stream that is not a whole ustar entry. Pure.
-std::optional<std::string> tar_first_file(std::string_view tar);
-
 /// The name of `user` (a `backends.docker.user` value, `uid[:gid]` or `name[:group]`) when its
 /// user part is a name, else nullopt. Pure.
 std::optional<std::string> user_name_of(const std::string& user);

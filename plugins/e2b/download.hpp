@@ -8,9 +8,11 @@
 #include <string>
 #include <vector>
 
-#include "tar.hpp"
+#include <cordon/sdk/tar.hpp>
 
 namespace cordon::e2b {
+
+using sdk::TarFile;
 
 struct DownloadSpec {
   std::string local_ws;                        ///< the workspace here (absolute)

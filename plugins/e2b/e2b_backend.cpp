@@ -244,7 +244,7 @@ void copy_back(const Plan& plan, const Settings& s, const Envd& envd, const std:
   for (const auto& p : excluded_paths(plan)) blocked.emplace_back(p);
   std::vector<TarFile> files;
   try {
-    files = read_tar(c.out);
+    files = sdk::read_tar(c.out);
   } catch (const std::runtime_error& e) {
     r.notes.push_back(std::string("nothing copied back: the sandbox's archive is broken (") +
                       e.what() + ")");

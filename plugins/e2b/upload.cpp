@@ -11,10 +11,12 @@
 #include <set>
 #include <utility>
 
+#include <cordon/sdk/tar.hpp>
 #include "paths.hpp"
-#include "tar.hpp"
 
 namespace cordon::e2b {
+
+using sdk::TarWriter;
 
 namespace {
 

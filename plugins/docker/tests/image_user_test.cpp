@@ -1,13 +1,12 @@
 // A container user given by name (`backends.docker.user = "app"`) is a host uid too (the daemon
 // shares the host's uids): the image's /etc/passwd says which, and that uid's state on the host
 // is hidden from the command as any other command user's is (the waiter's check that it runs
-// with that very uid is in mount_check_test.cpp). Pure units for the archive and the setting,
-// then runs against the real daemon as root.
+// with that very uid is in mount_check_test.cpp; the SDK's tar reader has its own tests). A
+// pure unit for the setting, then runs against the real daemon as root.
 #include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cstdio>
 #include <filesystem>
 
 #include "image_user.hpp"
@@ -18,48 +17,6 @@ using namespace cordon::docker;
 using namespace cordon::docker::test;
 
 namespace fs = std::filesystem;
-
-namespace {
-
-// One ustar entry: a 512-byte header (name, size in octal, type) and the data, padded.
-std::string entry(const std::string& name, char type, const std::string& data) {
-  std::string h(512, '\0');
-  h.replace(0, name.size(), name);
-  char size[12];
-  std::snprintf(size, sizeof size, "%011o", static_cast<unsigned>(data.size()));
-  h.replace(124, 11, size, 11);
-  h[156] = type;
-  h.replace(257, 5, "ustar");
-  std::string padded = data + std::string((512 - data.size() % 512) % 512, '\0');
-  return h + padded;
-}
-
-std::string end_blocks() { return std::string(1024, '\0'); }
-
-}  // namespace
-
-TEST_CASE("image user: the first file of an archive, not a link nor a broken stream", "[unit]") {
-  const std::string passwd = "root:x:0:0::/root:/bin/sh\napp:x:1234:1234::/:/bin/sh\n";
-  CHECK(tar_first_file(entry("passwd", '0', passwd) + end_blocks()) == passwd);
-  CHECK(tar_first_file(entry("passwd", '\0', passwd) + end_blocks()) == passwd);
-  // A PAX header before it (Go's archive writer adds them) is skipped; its size record counts.
-  std::string pax = "30 path=a-very-long-name/passwd\n";
-  CHECK(tar_first_file(entry("PaxHeaders/passwd", 'x', pax) + entry("passwd", '0', passwd) +
-                       end_blocks()) == passwd);
-  CHECK(tar_first_file(entry("PaxHeaders/passwd", 'x', "11 size=25\n") +
-                       entry("passwd", '0', passwd) + end_blocks()) == passwd.substr(0, 25));
-  // Not a file: the image's /etc/passwd is a link, or a directory.
-  CHECK_FALSE(tar_first_file(entry("passwd", '2', "") + end_blocks()));
-  CHECK_FALSE(tar_first_file(entry("passwd", '5', "") + end_blocks()));
-  // Broken: cut short, a size that is no octal number, nothing at all.
-  std::string whole = entry("passwd", '0', passwd);
-  CHECK_FALSE(tar_first_file(whole.substr(0, 512 + 10)));
-  std::string bad = whole;
-  bad[124] = 'z';
-  CHECK_FALSE(tar_first_file(bad));
-  CHECK_FALSE(tar_first_file(end_blocks()));
-  CHECK_FALSE(tar_first_file(""));
-}
 
 TEST_CASE("image user: only a setting whose user part is a name is looked up", "[unit]") {
   CHECK(user_name_of("app") == "app");

@@ -6,33 +6,11 @@
 
 #include "download.hpp"
 #include "support.hpp"
-#include "tar.hpp"
 
 using namespace cordon;
 using namespace cordon::e2b::test;
 using cordon::testing::TempDir;
 namespace json = boost::json;
-
-TEST_CASE("tar: an archive tar(1) makes in pax format reads back, long names included") {
-  TempDir dir("cordon-e2b-tar-", 0);
-  std::string deep = "a/" + std::string(120, 'b');
-  std::filesystem::create_directories(dir.path() / "a");
-  cordon::testing::write_file(dir / deep, "deep");
-  cordon::testing::write_file(dir / "a/small", "small");
-  std::string list = dir / "list";
-  std::string cmd = "cd " + dir.path().string() + " && tar -c -f archive.tar --format=pax a";
-  REQUIRE(std::system(cmd.c_str()) == 0);
-  auto files = e2b::read_tar(cordon::testing::read_file(dir / "archive.tar"));
-  REQUIRE(files.size() == 2);
-  bool found_deep = false, found_small = false;
-  for (const auto& f : files) {
-    found_deep = found_deep || (f.path == deep && f.content == "deep");
-    found_small = found_small || (f.path == "a/small" && f.content == "small");
-  }
-  CHECK(found_deep);
-  CHECK(found_small);
-  CHECK_THROWS(e2b::read_tar(std::string(512, 'x')));
-}
 
 TEST_CASE("copy back: only beneath a write path, never through a symlink or a blocked path") {
   TempDir ws("cordon-e2b-back-", ::geteuid());
@@ -42,7 +20,7 @@ TEST_CASE("copy back: only beneath a write path, never through a symlink or a bl
   TempDir elsewhere("cordon-e2b-elsewhere-", ::geteuid());
   std::filesystem::create_directory_symlink(elsewhere.path(), ws.path() / "out/link");
   std::string remote = "/remote/ws";
-  std::vector<e2b::TarFile> files = {
+  std::vector<sdk::TarFile> files = {
       {"remote/ws/out/new.txt", "made in the sandbox"},
       {"remote/ws/out/sub/deeper.txt", "deeper"},
       {"remote/ws/kept/not-a-write-path", "x"},

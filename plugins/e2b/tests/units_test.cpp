@@ -12,7 +12,6 @@
 #include "connect.hpp"
 #include "script.hpp"
 #include "settings.hpp"
-#include "tar.hpp"
 
 using namespace cordon::e2b;
 namespace json = boost::json;
@@ -114,26 +113,6 @@ TEST_CASE("connect: errors, signals and broken streams") {
   EnvelopeReader big;
   CHECK_THROWS(big.feed(std::string("\x00\x7f\xff\xff\xff", 5)));
   CHECK_THROWS(parse_event(R"({"event":{"data":{"stdout":"!!"}}})"));
-}
-
-TEST_CASE("tar: tar(1) reads back files, modes, long names and symlinks") {
-  cordon::testing::TempDir dir("cordon-e2b-tar-", 0);
-  std::string long_name = "d/" + std::string(150, 'n');
-  TarWriter t;
-  t.directory("d", 0755);
-  t.file("d/x.sh", 0750, "#!/bin/sh\necho ok\n", 1000000000);
-  t.file(long_name, 0640, std::string(70000, 'z'), 0);
-  t.symlink("d/link", "/etc/" + std::string(120, 'l'));
-  std::string archive = t.finish();
-  CHECK(archive.size() % 512 == 0);
-  std::ofstream(dir / "a.tar", std::ios::binary) << archive;
-  std::string listing = run_shell("tar -t -v -f " + (dir / "a.tar") + " 2>&1");
-  CHECK(listing.find("rwxr-x---") != std::string::npos);
-  CHECK(listing.find(std::string(150, 'n')) != std::string::npos);
-  run_shell("tar -x -f " + (dir / "a.tar") + " -C " + dir.path().string());
-  CHECK(cordon::testing::read_file(dir / "d/x.sh") == "#!/bin/sh\necho ok\n");
-  CHECK(cordon::testing::read_file(dir / long_name).size() == 70000);
-  CHECK(std::filesystem::read_symlink(dir / "d/link").string().size() == 125);
 }
 
 TEST_CASE("script: argv and environment arrive as given, never as shell text") {

@@ -1,11 +1,12 @@
-// ustar headers; a name or link target that does not fit goes in a pax extended header first.
-#include "tar.hpp"
+// Tar archives (cordon/sdk/tar.hpp): ustar headers; a name or link target that does not fit goes
+// in a pax extended header first.
+#include <cordon/sdk/tar.hpp>
 
 #include <cstdio>
 #include <cstring>
 #include <stdexcept>
 
-namespace cordon::e2b {
+namespace cordon::sdk {
 
 namespace {
 
@@ -151,4 +152,4 @@ std::vector<TarFile> read_tar(std::string_view a) {
   return out;
 }
 
-}  // namespace cordon::e2b
+}  // namespace cordon::sdk

@@ -1,16 +1,20 @@
-// A POSIX tar archive (ustar, with pax headers for long names) of directories, regular files and
-// symlinks: the workspace travels into a sandbox as one upload and one `tar -x`. Pure.
+// POSIX tar archives (ustar, with pax headers for long names) of directories, regular files and
+// symlinks, written and read: what a remote backend's files travel in (a workspace uploaded into
+// a sandbox and unpacked by `tar -x`; a file read out of a container through the docker
+// daemon's archive endpoint). Pure.
 #pragma once
+
+#include <cordon/sdk/export.hpp>
 
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
 
-namespace cordon::e2b {
+namespace cordon::sdk {
 
 /// Builds an archive entry by entry; every entry is owned by uid and gid 0.
-class TarWriter {
+class CORDON_API TarWriter {
  public:
   void directory(std::string_view path, unsigned mode);
   void file(std::string_view path, unsigned mode, std::string_view content, std::int64_t mtime);
@@ -32,6 +36,6 @@ struct TarFile {
 
 /// The regular files of a ustar or pax archive, in order; other entries (directories, links,
 /// devices) are skipped. Throws std::runtime_error on a malformed archive.
-std::vector<TarFile> read_tar(std::string_view archive);
+CORDON_API std::vector<TarFile> read_tar(std::string_view archive);
 
-}  // namespace cordon::e2b
+}  // namespace cordon::sdk

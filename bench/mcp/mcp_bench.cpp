@@ -3,6 +3,10 @@
 // spawn per command (`bwrap --unshare-all --ro-bind / / --dev /dev --proc /proc true`). Wall
 // time per command and the machine's CPU time per command (/proc/stat: every process, the
 // server and its sandboxes included), each as a ratio of bwrap's.
+// Beside them, the floor (bench/spawn/floor.c: fresh namespaces, /proc, Landlock, seccomp and
+// /bin/true, nothing of cordon) and what it implies for a server that makes a fresh sandbox for
+// every call: calls that keep every CPU busy average at least the floor's CPU time divided by
+// the CPUs, whatever is prepared ahead.
 //   cordon-bench-mcp [N]
 #include <spawn.h>
 #include <sys/stat.h>
@@ -80,6 +84,9 @@ int main(int argc, char** argv) {
   }
   run(cordon_run);
   Cost base = measure(n, [&] { run(bwrap); });
+  std::vector<std::string> floor_argv = {CORDON_BENCH_FLOOR};
+  const bool have_floor = run(floor_argv) == 0;
+  Cost floor = have_floor ? measure(n, [&] { run(floor_argv); }) : Cost{};
   Cost process = measure(n, [&] { run(cordon_run); });
   Cost serial, parallel;
   {
@@ -96,5 +103,14 @@ int main(int argc, char** argv) {
   line("cordon run process", process, base);
   line("cordon mcp, one call at a time", serial, base);
   line("cordon mcp, 4 calls at a time", parallel, base);
+  if (have_floor) {
+    line("floor (fresh sandbox, no cordon)", floor, base);
+    const long cpus = ::sysconf(_SC_NPROCESSORS_ONLN);
+    const double bound = floor.cpu_ms / static_cast<double>(cpus > 0 ? cpus : 1);
+    std::printf(
+        "a fresh sandbox per call: calls that keep all %ld CPUs busy average at least the floor's "
+        "CPU / %ld = %.2f ms, %.2f of bwrap\n",
+        cpus, cpus, bound, bound / base.wall_ms);
+  }
   return 0;
 }

@@ -10,8 +10,11 @@
 #include <fstream>
 #include <sstream>
 
+#include "job_seal.hpp"
+
 namespace cordon::detail {
 
+namespace fs = std::filesystem;
 namespace json = boost::json;
 
 std::string new_job_id() {
@@ -33,6 +36,12 @@ bool valid_job_id(const std::string& id) {
 }
 
 std::optional<json::object> read_json(const PrivateDir& dir, const char* name) {
+  if (std::string_view(name) == kJobFile || std::string_view(name) == kSupervisorFile ||
+      std::string_view(name) == kResultFile) {
+    // Unsealed records (written before seals) are taken only where no run reaches.
+    const auto jobs = default_job_state_dir();
+    return read_sealed(dir, name, !jobs.empty() && dir.path().parent_path() == fs::absolute(jobs));
+  }
   auto text = dir.read_file(name);
   if (!text) return std::nullopt;
   boost::system::error_code ec;

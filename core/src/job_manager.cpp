@@ -23,6 +23,7 @@
 #include "job_files.hpp"
 #include "job_log.hpp"
 #include "job_reap.hpp"
+#include "job_seal.hpp"
 #include "job_spawn.hpp"
 #include "job_spec.hpp"
 #include "unique_fd.hpp"
@@ -196,16 +197,16 @@ JobInfo JobManager::start(const JobSpec& spec) {
   auto settings = backend_settings(policy, config.backends, *decision.chosen);
   // For display, and for collecting what the job leaves should its supervisor be lost.
   dir.write_file(detail::kPolicyFile, to_toml(policy));
-  dir.write_file(detail::kJobFile, json::serialize(json::object{
-                                       {"id", id},
-                                       {"argv", to_json_array(spec.argv)},
-                                       {"workspace", spec.workspace.string()},
-                                       {"backend", *decision.chosen},
-                                       {"policy_name", policy.name},
-                                       {"created_ms", unix_ms(std::chrono::system_clock::now())},
-                                       {"shell_unsafe", spec.shell_unsafe},
-                                       {"settings", settings},
-                                       {"plugin_dirs", to_json_array(plugin_dirs)}}));
+  detail::write_sealed(dir, detail::kJobFile,
+                       json::object{{"id", id},
+                                    {"argv", to_json_array(spec.argv)},
+                                    {"workspace", spec.workspace.string()},
+                                    {"backend", *decision.chosen},
+                                    {"policy_name", policy.name},
+                                    {"created_ms", unix_ms(std::chrono::system_clock::now())},
+                                    {"shell_unsafe", spec.shell_unsafe},
+                                    {"settings", settings},
+                                    {"plugin_dirs", to_json_array(plugin_dirs)}});
   detail::SupervisorSpec s{root.path(),      id,
                            to_toml(policy),  spec.argv,
                            spec.workspace,   detail::invoking_home(),
@@ -219,10 +220,9 @@ JobInfo JobManager::start(const JobSpec& spec) {
   for (const auto& p : spec.protected_paths) s.protected_paths.push_back(fs::absolute(p));
   OwnedFd handed = detail::sealed_memfd(detail::encode_spec(s));
   auto sup = detail::spawn_supervisor(options_.cordon_exe, dir.path(), handed.get());
-  dir.write_file(
-      detail::kSupervisorFile,
-      json::serialize(json::object{
-          {"pid", sup.pid}, {"start_ticks", sup.start_ticks}, {"session", sup.session}}));
+  detail::write_sealed(
+      dir, detail::kSupervisorFile,
+      json::object{{"pid", sup.pid}, {"start_ticks", sup.start_ticks}, {"session", sup.session}});
   started_.push_back(id);
   return info_of(id, dir);
 }

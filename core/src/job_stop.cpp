@@ -126,13 +126,18 @@ void JobManager::remove(const std::string& id) {
 
 std::size_t JobManager::gc(std::vector<std::string>* kept) {
   std::size_t n = 0;
-  for (const auto& info : list(true)) {
-    if (!detail::ended(info.status)) continue;
+  auto root = this->root();
+  if (!root) return n;
+  for (const auto& id : root->entries()) {
+    if (!detail::valid_job_id(id)) continue;
     try {
-      remove(info.id);
+      if (!detail::ended(status(id).status)) continue;
+      remove(id);
       ++n;
     } catch (const Error& e) {
-      if (kept) kept->push_back("job " + info.id + ": " + e.message());
+      // A job being made (no record yet) is skipped; any other, a record that is not cordon's
+      // own included, is kept and named.
+      if (kept && e.code() != code::kNoSuchJob) kept->push_back("job " + id + ": " + e.message());
     }
   }
   return n;

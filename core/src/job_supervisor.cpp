@@ -20,6 +20,7 @@
 
 #include "job_files.hpp"
 #include "job_log.hpp"
+#include "job_seal.hpp"
 #include "job_spec.hpp"
 
 namespace cordon {
@@ -114,7 +115,7 @@ void record_supervisor(const PrivateDir& dir) {
   json::object sup{{"pid", ::getpid()},
                    {"start_ticks", detail::process_start_ticks(::getpid())},
                    {"session", ::getsid(0)}};
-  dir.write_file(detail::kSupervisorFile, json::serialize(sup));
+  detail::write_sealed(dir, detail::kSupervisorFile, std::move(sup));
 }
 
 void write_result(const PrivateDir& dir, const RunOutcome& out, bool stopped,
@@ -126,7 +127,7 @@ void write_result(const PrivateDir& dir, const RunOutcome& out, bool stopped,
   r["finished_ms"] = std::chrono::duration_cast<std::chrono::milliseconds>(
                          std::chrono::system_clock::now().time_since_epoch())
                          .count();
-  dir.write_file(detail::kResultFile, json::serialize(r));
+  detail::write_sealed(dir, detail::kResultFile, std::move(r));
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <fstream>
 #include <functional>
+#include <sstream>
 #include <thread>
 
 #include "cli.hpp"
@@ -49,6 +50,39 @@ escape::Exit as_user(std::vector<std::string> argv) {
   o.argv = {"/usr/sbin/runuser", "-u", test_user(), "--"};
   o.argv.insert(o.argv.end(), argv.begin(), argv.end());
   return escape::run_process(o);
+}
+
+// `record` (a job record's JSON text) sealed as the user's cordon seals it: HMAC-SHA256, by
+// openssl rather than cordon's own code, under the key in their own state, over the job's id,
+// the record's name and the record without its seal. The test stands in for a cordon that wrote
+// such a record; a command that can write the job directory cannot read that key.
+std::string sealed_as_cordon(const passwd& user, const std::string& id, const std::string& name,
+                             const std::string& record) {
+  std::string key = slurp(fs::path(user.pw_dir) / ".local/state/cordon/job-seal.key");
+  REQUIRE(key.size() == 32);
+  std::string hex;
+  for (unsigned char c : key) {
+    static const char* digits = "0123456789abcdef";
+    hex += digits[c >> 4];
+    hex += digits[c & 15];
+  }
+  auto object = json::parse(record).as_object();
+  object.erase("seal");
+  std::string text = json::serialize(object);
+  char path[] = "/tmp/cordon-seal-XXXXXX";
+  int fd = ::mkstemp(path);
+  REQUIRE(fd >= 0);
+  std::string message = id + std::string(1, '\0') + name + std::string(1, '\0') + text;
+  REQUIRE(::write(fd, message.data(), message.size()) == static_cast<ssize_t>(message.size()));
+  ::close(fd);
+  escape::SpawnOptions o;
+  o.argv = {"/usr/bin/openssl", "dgst",          "-sha256", "-mac", "HMAC",
+            "-macopt",          "hexkey:" + hex, "-r",      path};
+  auto r = escape::run_process(o);
+  ::unlink(path);
+  REQUIRE(r.status == 0);
+  // As cordon writes it: the seal the last member, appended to the text it seals.
+  return text.substr(0, text.size() - 1) + ",\"seal\":\"" + r.out.substr(0, 64) + "\"}";
 }
 
 // `cordon ARGS` as root with HOME set and XDG_STATE_HOME unset.
@@ -158,18 +192,13 @@ TEST_CASE("jobs: the supervisor takes its job from its starter, never from the j
   std::string policy_file = (s / "policy.toml").string();
   std::ofstream(policy_file) << "version = 1\n[policy]\nname = \"own\"\n";
   if (!landlock_usable(policy_file)) return;
-  // The fastest attacker there can be: it rewrites the job's files before the supervisor runs.
+  // The fastest attacker there can be: it rewrites the job's policy file before the supervisor
+  // runs. (A rewritten job record is refused outright: its seal does not hold, below.)
   fs::path wrapper = s / "cordon-wrapper";
   std::ofstream(wrapper) << "#!/bin/sh\n"
                             "printf '%s\\n' 'version = 1' '[policy]' 'name = \"forged\"' "
                             "'[filesystem]' 'read = \"host\"' > \"$3/policy.toml.w\"\n"
-                            "printf '%s' '{\"argv\":[\"sh\",\"-c\",\"echo forged\"],"
-                            "\"config\":\"/nonexistent\",\"plugin_dirs\":[\"/nonexistent\"]}' "
-                            "> \"$3/job.json.w\"\n"
-                            // Swapped in whole: the test's own reads of job.json must not
-                            // see it half written.
                             "mv -f \"$3/policy.toml.w\" \"$3/policy.toml\"\n"
-                            "mv -f \"$3/job.json.w\" \"$3/job.json\"\n"
                             "exec \"" CORDON_CLI "\" \"$@\"\n";
   fs::permissions(wrapper, fs::perms(0755));
   auto run = [&](const std::string& extra) {
@@ -249,12 +278,24 @@ TEST_CASE("jobs: what a lost job left is ended by stop, and gc keeps a record wh
   CHECK(list.out.find(id + "\tlost") != std::string::npos);
   CHECK(list.err.find("of its processes are alive") != std::string::npos);
   REQUIRE_FALSE(escape::pids_with_marker(marker).empty());
-  // gc cannot confirm what a job of an unknown backend left: the record stays.
   std::string job_json = slurp(state / id / "job.json");
   auto at = job_json.find("\"backend\":\"none\"");
   REQUIRE(at != std::string::npos);
   auto forged = job_json;
   forged.replace(at, 16, "\"backend\":\"nada\"");
+  // A record rewritten by anything but cordon (its seal no longer holds) is not acted on: gc
+  // keeps it and names it.
+  REQUIRE(as_user({"/bin/sh", "-c", "printf '%s' \"$1\" > \"$0\"",
+                   (state / id / "job.json").string(), forged})
+              .status == 0);
+  auto untrusted = user_cordon({"job", "gc"});
+  INFO(untrusted.err);
+  CHECK(untrusted.out == "removed 0 ended job(s)\n");
+  CHECK(untrusted.err.find("kept job " + id + ": job state file") != std::string::npos);
+  CHECK(untrusted.err.find("is not sealed by this user's cordon") != std::string::npos);
+  CHECK(fs::exists(state / id));
+  // gc cannot confirm what a job of an unknown backend left: the record stays.
+  forged = sealed_as_cordon(*user, id, "job.json", forged);
   REQUIRE(as_user({"/bin/sh", "-c", "printf '%s' \"$1\" > \"$0\"",
                    (state / id / "job.json").string(), forged})
               .status == 0);
@@ -269,7 +310,10 @@ TEST_CASE("jobs: what a lost job left is ended by stop, and gc keeps a record wh
   auto dirs = forged.find("\"plugin_dirs\":[]");
   REQUIRE(dirs != std::string::npos);
   forged.replace(dirs, 16, "\"plugin_dirs\":[\"" + good + "\"]");
+  at = forged.find("\"backend\":\"nada\"");
+  REQUIRE(at != std::string::npos);
   forged.replace(at, 16, "\"backend\":\"good\"");
+  forged = sealed_as_cordon(*user, id, "job.json", forged);
   REQUIRE(as_user({"/bin/sh", "-c", "printf '%s' \"$1\" > \"$0\"",
                    (state / id / "job.json").string(), forged})
               .status == 0);
@@ -368,4 +412,92 @@ TEST_CASE("jobs: a job that rewrites the next jobs' files for 10 s never changes
   auto twin = as_user({CORDON_CLI, "run", "--backend", "landlock", "--policy", victim,
                        "--workspace", secret.string(), "--", "cat", "key"});
   CHECK(twin.out == "the secret\n");
+}
+
+TEST_CASE("jobs: a job record that something else rewrote is never acted on",
+          "[jobs][state][root]") {
+  auto user = attacker();
+  if (!user) return;
+  Scratch s;
+  // A job directory a command of another run could write (inside its workspace, say).
+  fs::path state = s / "user-state";
+  fs::create_directories(state);
+  REQUIRE(::chown(state.c_str(), user->pw_uid, user->pw_gid) == 0);
+  fs::permissions(state, fs::perms(0700));
+  std::string policy = (s / "open.toml").string();
+  std::ofstream(policy) << "version = 1\n[policy]\nname = \"open\"\n[network]\nallow = true\n"
+                           "[filesystem]\nread = \"host\"\nwrite = \"host\"\n";
+  auto user_cordon = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), CORDON_CLI);
+    args.insert(args.begin() + 3, {"--state-dir", state.string()});
+    return as_user(args);
+  };
+  auto marker = escape::unique_marker("cordon-sealed-job");
+  auto bystander = escape::unique_marker("cordon-bystander");
+  struct Reap {
+    std::vector<std::string> markers;
+    ~Reap() {
+      for (const auto& m : markers)
+        for (pid_t pid : escape::pids_with_marker(m)) ::kill(pid, SIGKILL);
+    }
+  } reap{{marker, bystander}};
+  auto started =
+      user_cordon({"job", "start", "--backend", "none", "--policy", policy, "--workspace",
+                   s.dir.string(), "--", "sh", "-c", "echo up; sleep 1000; : " + marker});
+  INFO(started.err);
+  REQUIRE(started.status == 0);
+  std::string id = started.out.substr(0, started.out.find('\n'));
+  for (int i = 0; i < 100 && slurp(state / id / "output.log").empty(); ++i)
+    std::this_thread::sleep_for(50ms);
+  // Another process of the same user, in a session of its own: not the job's.
+  REQUIRE(as_user({"/bin/sh", "-c",
+                   "setsid sh -c 'sleep 1000; : " + bystander + "' </dev/null >/dev/null 2>&1 &"})
+              .status == 0);
+  std::vector<pid_t> victims;
+  for (int i = 0; i < 100 && victims.empty(); ++i) {
+    victims = escape::pids_with_marker(bystander);
+    if (victims.empty()) std::this_thread::sleep_for(20ms);
+  }
+  REQUIRE(victims.size() == 1);
+  pid_t victim = victims[0];
+  std::string stat = slurp("/proc/" + std::to_string(victim) + "/stat");
+  std::istringstream fields(stat.substr(stat.rfind(')') + 2));
+  std::string field, ticks;
+  for (int i = 3; i <= 22 && fields >> field; ++i)
+    if (i == 22) ticks = field;
+  REQUIRE_FALSE(ticks.empty());
+  // The supervisor's record rewritten to name the bystander, its start time and its session:
+  // stop would signal it, and end its session, if it believed the record.
+  const std::string real = slurp(state / id / "supervisor.json");
+  const std::string forged = "{\"pid\":" + std::to_string(victim) + ",\"start_ticks\":" + ticks +
+                             ",\"session\":" + std::to_string(::getsid(victim)) + "}";
+  auto write_record = [&](const std::string& text) {
+    REQUIRE(as_user({"/bin/sh", "-c", "printf '%s' \"$1\" > \"$0\"",
+                     (state / id / "supervisor.json").string(), text})
+                .status == 0);
+  };
+  // Alive, and not a zombie (which kill(pid, 0) would still find).
+  auto alive = [](pid_t pid) {
+    std::string st = slurp("/proc/" + std::to_string(pid) + "/stat");
+    auto close = st.rfind(')');
+    return close != std::string::npos && close + 2 < st.size() && st[close + 2] != 'Z' &&
+           st[close + 2] != 'X';
+  };
+  write_record(forged);
+  auto stop = user_cordon({"job", "stop", id, "--grace", "1s"});
+  INFO(stop.err);
+  CHECK(stop.status != 0);
+  CHECK(stop.err.find("CRD1006") != std::string::npos);
+  std::this_thread::sleep_for(300ms);
+  CHECK(alive(victim));
+  CHECK_FALSE(escape::pids_with_marker(marker).empty());  // nor was the job touched
+  // Both ways: with its own record, the job stops, and the bystander lives on.
+  write_record(real);
+  auto stopped = user_cordon({"job", "stop", id, "--grace", "1s"});
+  INFO(stopped.err);
+  CHECK(stopped.status == 0);
+  for (int i = 0; i < 100 && !escape::pids_with_marker(marker).empty(); ++i)
+    std::this_thread::sleep_for(20ms);
+  CHECK(escape::pids_with_marker(marker).empty());
+  CHECK(alive(victim));
 }

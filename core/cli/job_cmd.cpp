@@ -180,7 +180,12 @@ void register_control(CLI::App* job, const std::shared_ptr<JobArgs>& a) {
   list->add_flag("--json", a->json, "print JSON");
   add_common(list, *a);
   list->callback([a] {
-    run_verb(kJobError, [&] { return print_jobs(manager_of(*a).list(a->all), a->json), 0; });
+    run_verb(kJobError, [&] {
+      std::vector<std::string> unreadable;
+      print_jobs(manager_of(*a).list(a->all, &unreadable), a->json);
+      for (const auto& line : unreadable) std::cerr << "warning: not listed: " << line << "\n";
+      return 0;
+    });
   });
   auto* rm = add_id_verb(job, "remove", "delete the record of an ended job", *a);
   add_runtime_options(rm, a->runtime);

@@ -296,7 +296,7 @@ JobInfo JobManager::wait(const std::string& id, std::optional<Duration> timeout)
   }
 }
 
-std::vector<JobInfo> JobManager::list(bool all) const {
+std::vector<JobInfo> JobManager::list(bool all, std::vector<std::string>* unreadable) const {
   std::vector<JobInfo> out;
   auto root = this->root();
   if (!root) return out;
@@ -308,8 +308,10 @@ std::vector<JobInfo> JobManager::list(bool all) const {
       JobInfo info = info_of(id, *dir);
       if (all || info.status == JobStatus::running || info.status == JobStatus::lost)
         out.push_back(std::move(info));
-    } catch (const Error&) {
-      continue;  // a half-written or removed job
+    } catch (const Error& e) {
+      // A job being made or removed has no record: nothing to say of it.
+      if (unreadable && e.code() != code::kNoSuchJob)
+        unreadable->push_back("job " + id + ": " + e.message());
     }
   }
   std::sort(out.begin(), out.end(), [](auto& a, auto& b) { return a.created > b.created; });

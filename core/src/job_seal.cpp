@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
@@ -74,6 +75,12 @@ std::string load_key() {
       if (auto again = dir.read_file(kKeyFile, 64); again && again->size() == 32) return *again;
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
+    if (dir.read_file(kKeyFile, 64))  // there, but not 32 bytes
+      throw Error(
+          code::kJobState,
+          "the key that seals job records ('" + (dir.path() / kKeyFile).string() + "') is damaged",
+          "remove it: a new one is made, and the jobs sealed with the old one can only be "
+          "removed by hand");
     throw;
   }
 }

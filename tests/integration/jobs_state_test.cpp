@@ -288,6 +288,9 @@ TEST_CASE("jobs: what a lost job left is ended by stop, and gc keeps a record wh
   REQUIRE(as_user({"/bin/sh", "-c", "printf '%s' \"$1\" > \"$0\"",
                    (state / id / "job.json").string(), forged})
               .status == 0);
+  auto listed = user_cordon({"job", "list", "--all"});
+  CHECK(listed.out.find(id) == std::string::npos);
+  CHECK(listed.err.find("not listed: job " + id + ": job state file") != std::string::npos);
   auto untrusted = user_cordon({"job", "gc"});
   INFO(untrusted.err);
   CHECK(untrusted.out == "removed 0 ended job(s)\n");

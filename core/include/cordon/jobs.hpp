@@ -143,8 +143,10 @@ class CORDON_API JobManager {
   /// recorded result. A job that has already ended is left alone and its result returned; a
   /// lost one has whatever it left ended (its processes, its backend's garbage: see `cleanup`).
   JobInfo stop(const std::string& id, Duration grace = std::chrono::seconds(5));
-  /// Every job (ended ones only with `all`), newest first.
-  std::vector<JobInfo> list(bool all = false) const;
+  /// Every job (ended ones only with `all`), newest first. A job whose records cannot be
+  /// trusted or read (a record another process rewrote, say) is left out, and named in
+  /// `unreadable` when given ("job ID: why"); one still being made is left out silently.
+  std::vector<JobInfo> list(bool all = false, std::vector<std::string>* unreadable = nullptr) const;
   /// Deletes the record of an ended job; refuses a running one (CRD6002). What a lost job left
   /// is ended first, and the record is kept (CRD6002) unless nothing of it is left alive.
   void remove(const std::string& id);

@@ -85,6 +85,27 @@ std::string sealed_as_cordon(const passwd& user, const std::string& id, const st
   return text.substr(0, text.size() - 1) + ",\"seal\":\"" + r.out.substr(0, 64) + "\"}";
 }
 
+// The test user's jobs in a directory of theirs under a scratch directory, with an open policy:
+// `cordon(args)` runs `cordon ARGS[0] ARGS[1] --state-dir DIR ARGS[2...]` as the user.
+struct UserJobs {
+  Scratch s;
+  fs::path state = s / "user-state";
+  std::string policy = (s / "open.toml").string();
+
+  explicit UserJobs(const passwd& user) {
+    fs::create_directories(state);
+    REQUIRE(::chown(state.c_str(), user.pw_uid, user.pw_gid) == 0);
+    fs::permissions(state, fs::perms(0700));
+    std::ofstream(policy) << "version = 1\n[policy]\nname = \"open\"\n[network]\nallow = true\n"
+                             "[filesystem]\nread = \"host\"\nwrite = \"host\"\n";
+  }
+  escape::Exit cordon(std::vector<std::string> args) const {
+    args.insert(args.begin(), CORDON_CLI);
+    args.insert(args.begin() + 3, {"--state-dir", state.string()});
+    return as_user(args);
+  }
+};
+
 // `cordon ARGS` as root with HOME set and XDG_STATE_HOME unset.
 escape::Exit cordon_home(std::vector<std::string> args, const fs::path& home) {
   escape::SpawnOptions o;
@@ -235,19 +256,11 @@ TEST_CASE("jobs: what a lost job left is ended by stop, and gc keeps a record wh
           "[jobs][state][root]") {
   auto user = attacker();
   if (!user) return;
-  Scratch s;
-  fs::path state = s / "user-state";
-  fs::create_directories(state);
-  REQUIRE(::chown(state.c_str(), user->pw_uid, user->pw_gid) == 0);
-  fs::permissions(state, fs::perms(0700));
-  std::string policy = (s / "open.toml").string();
-  std::ofstream(policy) << "version = 1\n[policy]\nname = \"open\"\n[network]\nallow = true\n"
-                           "[filesystem]\nread = \"host\"\nwrite = \"host\"\n";
-  auto user_cordon = [&](std::vector<std::string> args) {
-    args.insert(args.begin(), CORDON_CLI);
-    args.insert(args.begin() + 3, {"--state-dir", state.string()});
-    return as_user(args);
-  };
+  UserJobs jobs(*user);
+  Scratch& s = jobs.s;
+  const fs::path& state = jobs.state;
+  const std::string& policy = jobs.policy;
+  auto user_cordon = [&](std::vector<std::string> args) { return jobs.cordon(std::move(args)); };
   // A `none` job whose supervisors are both killed at once: its background process lives on,
   // in the session its supervisor ran in.
   auto lose_one = [&](const std::string& marker) {
@@ -421,20 +434,8 @@ TEST_CASE("jobs: a job record that something else rewrote is never acted on",
           "[jobs][state][root]") {
   auto user = attacker();
   if (!user) return;
-  Scratch s;
   // A job directory a command of another run could write (inside its workspace, say).
-  fs::path state = s / "user-state";
-  fs::create_directories(state);
-  REQUIRE(::chown(state.c_str(), user->pw_uid, user->pw_gid) == 0);
-  fs::permissions(state, fs::perms(0700));
-  std::string policy = (s / "open.toml").string();
-  std::ofstream(policy) << "version = 1\n[policy]\nname = \"open\"\n[network]\nallow = true\n"
-                           "[filesystem]\nread = \"host\"\nwrite = \"host\"\n";
-  auto user_cordon = [&](std::vector<std::string> args) {
-    args.insert(args.begin(), CORDON_CLI);
-    args.insert(args.begin() + 3, {"--state-dir", state.string()});
-    return as_user(args);
-  };
+  UserJobs jobs(*user);
   auto marker = escape::unique_marker("cordon-sealed-job");
   auto bystander = escape::unique_marker("cordon-bystander");
   struct Reap {
@@ -445,12 +446,12 @@ TEST_CASE("jobs: a job record that something else rewrote is never acted on",
     }
   } reap{{marker, bystander}};
   auto started =
-      user_cordon({"job", "start", "--backend", "none", "--policy", policy, "--workspace",
-                   s.dir.string(), "--", "sh", "-c", "echo up; sleep 1000; : " + marker});
+      jobs.cordon({"job", "start", "--backend", "none", "--policy", jobs.policy, "--workspace",
+                   jobs.s.dir.string(), "--", "sh", "-c", "echo up; sleep 1000; : " + marker});
   INFO(started.err);
   REQUIRE(started.status == 0);
   std::string id = started.out.substr(0, started.out.find('\n'));
-  for (int i = 0; i < 100 && slurp(state / id / "output.log").empty(); ++i)
+  for (int i = 0; i < 100 && slurp(jobs.state / id / "output.log").empty(); ++i)
     std::this_thread::sleep_for(50ms);
   // Another process of the same user, in a session of its own: not the job's.
   REQUIRE(as_user({"/bin/sh", "-c",
@@ -471,12 +472,12 @@ TEST_CASE("jobs: a job record that something else rewrote is never acted on",
   REQUIRE_FALSE(ticks.empty());
   // The supervisor's record rewritten to name the bystander, its start time and its session:
   // stop would signal it, and end its session, if it believed the record.
-  const std::string real = slurp(state / id / "supervisor.json");
+  const std::string real = slurp(jobs.state / id / "supervisor.json");
   const std::string forged = "{\"pid\":" + std::to_string(victim) + ",\"start_ticks\":" + ticks +
                              ",\"session\":" + std::to_string(::getsid(victim)) + "}";
   auto write_record = [&](const std::string& text) {
     REQUIRE(as_user({"/bin/sh", "-c", "printf '%s' \"$1\" > \"$0\"",
-                     (state / id / "supervisor.json").string(), text})
+                     (jobs.state / id / "supervisor.json").string(), text})
                 .status == 0);
   };
   // Alive, and not a zombie (which kill(pid, 0) would still find).
@@ -487,7 +488,7 @@ TEST_CASE("jobs: a job record that something else rewrote is never acted on",
            st[close + 2] != 'X';
   };
   write_record(forged);
-  auto stop = user_cordon({"job", "stop", id, "--grace", "1s"});
+  auto stop = jobs.cordon({"job", "stop", id, "--grace", "1s"});
   INFO(stop.err);
   CHECK(stop.status != 0);
   CHECK(stop.err.find("CRD1006") != std::string::npos);
@@ -496,7 +497,7 @@ TEST_CASE("jobs: a job record that something else rewrote is never acted on",
   CHECK_FALSE(escape::pids_with_marker(marker).empty());  // nor was the job touched
   // Both ways: with its own record, the job stops, and the bystander lives on.
   write_record(real);
-  auto stopped = user_cordon({"job", "stop", id, "--grace", "1s"});
+  auto stopped = jobs.cordon({"job", "stop", id, "--grace", "1s"});
   INFO(stopped.err);
   CHECK(stopped.status == 0);
   for (int i = 0; i < 100 && !escape::pids_with_marker(marker).empty(); ++i)

@@ -46,33 +46,6 @@ std::string named_image(const std::string& name, uid_t uid, gid_t gid) {
   return image;
 }
 
-// The test user, whose home is granted, and their state as their first cordon run makes it.
-struct Theirs {
-  passwd pw{};
-  std::string name, home;
-  bool ready = false;
-
-  Theirs() {
-    const char* env = std::getenv("CORDON_TEST_USER");
-    passwd* p = ::getpwnam(env && *env ? env : "cordon-test");
-    if (::geteuid() != 0 || p == nullptr || !fs::is_directory(p->pw_dir)) {
-      std::string why = "needs root and the test user with a home (scripts/test-user)";
-      if (std::getenv("CI") && std::string(std::getenv("CI")) == "true") FAIL(why << " (CI=true)");
-      WARN("skipped: " << why);
-      return;
-    }
-    pw = *p;
-    name = p->pw_name;
-    home = p->pw_dir;
-    for (const char* dir : {".config", ".config/cordon", ".local", ".local/state",
-                            ".local/state/cordon", ".cache", ".cache/cordon"}) {
-      fs::path d = fs::path(home) / dir;
-      if (::mkdir(d.c_str(), 0700) == 0) REQUIRE(::chown(d.c_str(), pw.pw_uid, pw.pw_gid) == 0);
-    }
-    ready = true;
-  }
-};
-
 struct Remove {
   std::vector<fs::path> paths;
   ~Remove() {
@@ -86,9 +59,10 @@ struct Remove {
 TEST_CASE("image user: the state of a user the image names is hidden from it",
           "[docker][own_state]") {
   if (!docker_ready()) return;
-  Theirs t;
-  if (!t.ready) return;
-  const fs::path home = t.home, config = home / ".config" / "cordon";
+  auto user = user_with_home();
+  if (!user) return;
+  make_their_state(*user);
+  const fs::path home = user->pw_dir, config = home / ".config" / "cordon";
   const std::string marker = "cordon-docker-named-" + std::to_string(::getpid());
   Remove remove{{config / marker, home / ("." + marker)}};
   TempDir ws;  // owned by 65534: without the setting, the container would run as nobody
@@ -99,14 +73,14 @@ TEST_CASE("image user: the state of a user the image names is hidden from it",
       {"/bin/sh", "-c",
        "id -u; echo x > " + (config / marker).string() + " || echo write-denied; echo y > " +
            (home / ("." + marker)).string() + " && echo wrote"});
-  plan.settings["image"] = named_image("cordon-named", t.pw.pw_uid, t.pw.pw_gid);
+  plan.settings["image"] = named_image("cordon-named", user->pw_uid, user->pw_gid);
   plan.settings["user"] = "cordon-named";
   CaptureSink sink;
   auto r = backend().run(plan, sink);
   INFO(sink.err);
   REQUIRE_FALSE(r.error);
   // Both ways: their configuration cannot be written, the rest of their granted home can.
-  CHECK(sink.out == std::to_string(t.pw.pw_uid) + "\nwrite-denied\nwrote\n");
+  CHECK(sink.out == std::to_string(user->pw_uid) + "\nwrite-denied\nwrote\n");
   CHECK_FALSE(fs::exists(config / marker));
   CHECK(read_file(home / ("." + marker)) == "y\n");
   CHECK(reported(r, "fs.read.block").find(config.string()) != std::string::npos);

@@ -130,22 +130,13 @@ TEST_CASE("own state: a workspace in cordon's state is refused, and so is a miss
 TEST_CASE("own state: as root, the state of the user the container runs as is hidden from it",
           "[docker][own_state]") {
   if (!docker_ready()) return;
-  const char* name = std::getenv("CORDON_TEST_USER");
-  passwd* pw = ::getpwnam(name && *name ? name : "cordon-test");
-  if (::geteuid() != 0 || pw == nullptr || !fs::is_directory(pw->pw_dir)) {
-    std::string why = "needs root and the test user with a home (scripts/test-user)";
-    if (std::getenv("CI") && std::string(std::getenv("CI")) == "true") FAIL(why << " (CI=true)");
-    WARN("skipped: " << why);
-    return;
-  }
+  auto user = user_with_home();
+  if (!user) return;
+  const passwd* pw = &*user;
   // The workspace's owner is the container's user; their later cordon trusts their config.
   const fs::path home = pw->pw_dir, theirs = home / ".config" / "cordon";
   // Their state as their first run makes it (missing, in a writable mount, it refuses the run).
-  for (const char* dir : {".config", ".config/cordon", ".local", ".local/state",
-                          ".local/state/cordon", ".cache", ".cache/cordon"}) {
-    fs::path p = home / dir;
-    if (::mkdir(p.c_str(), 0700) == 0) REQUIRE(::chown(p.c_str(), pw->pw_uid, pw->pw_gid) == 0);
-  }
+  make_their_state(*pw);
   TempDir ws;
   REQUIRE(::chown(ws.path().c_str(), pw->pw_uid, pw->pw_gid) == 0);
   const std::string marker = "cordon-docker-theirs-" + std::to_string(::getpid());

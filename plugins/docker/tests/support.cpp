@@ -167,6 +167,25 @@ std::optional<Attacker> attacker() {
   return std::nullopt;
 }
 
+std::optional<passwd> user_with_home() {
+  const char* name = std::getenv("CORDON_TEST_USER");
+  passwd* pw = ::getpwnam(name && *name ? name : "cordon-test");
+  if (::geteuid() == 0 && pw != nullptr && std::filesystem::is_directory(pw->pw_dir)) return *pw;
+  std::string why = "needs root and the test user with a home (scripts/test-user)";
+  const char* ci = std::getenv("CI");
+  if (ci && std::string(ci) == "true") FAIL(why << " (CI=true)");
+  WARN("skipped: " << why);
+  return std::nullopt;
+}
+
+void make_their_state(const passwd& user) {
+  for (const char* dir : {".config", ".config/cordon", ".local", ".local/state",
+                          ".local/state/cordon", ".cache", ".cache/cordon"}) {
+    std::filesystem::path p = std::filesystem::path(user.pw_dir) / dir;
+    if (::mkdir(p.c_str(), 0700) == 0) REQUIRE(::chown(p.c_str(), user.pw_uid, user.pw_gid) == 0);
+  }
+}
+
 namespace {
 
 // In a forked child: drops to `who` for good, or ends the child.

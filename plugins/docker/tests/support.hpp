@@ -6,6 +6,8 @@
 // scripts/docker-image)
 #pragma once
 
+#include <pwd.h>
+
 #include <cordon/sdk/backend.hpp>
 #include <cordon/sdk/requirements.hpp>
 
@@ -105,6 +107,16 @@ struct Attacker {
 /// The attacker when the tests run as root and the user exists; else nullopt with a WARN (a
 /// failure under CI=true).
 std::optional<Attacker> attacker();
+
+/// The attacker's account (CORDON_TEST_USER, default cordon-test) when the tests run as root and
+/// it has a home; else nullopt with a WARN (a failure under CI=true). For the tests of the
+/// command user's own state.
+std::optional<passwd> user_with_home();
+
+/// Makes `user`'s cordon state directories as their first run would (~/.config/cordon,
+/// ~/.local/state/cordon, ~/.cache/cordon and the levels above), owned by them: a missing one
+/// inside a writable mount refuses the run.
+void make_their_state(const passwd& user);
 
 /// Runs `fn` in a child process as `who` (no supplementary groups) and returns its exit status
 /// (fn's return value; 128+n when killed by signal n).

@@ -36,21 +36,9 @@ bool valid_job_id(const std::string& id) {
 }
 
 std::optional<json::object> read_json(const PrivateDir& dir, const char* name) {
-  if (std::string_view(name) == kJobFile || std::string_view(name) == kSupervisorFile ||
-      std::string_view(name) == kResultFile) {
-    // Unsealed records (written before seals) are taken only where no run reaches.
-    const auto jobs = default_job_state_dir();
-    return read_sealed(dir, name, !jobs.empty() && dir.path().parent_path() == fs::absolute(jobs));
-  }
-  auto text = dir.read_file(name);
-  if (!text) return std::nullopt;
-  boost::system::error_code ec;
-  auto v = json::parse(*text, ec);
-  if (ec || !v.is_object())
-    throw Error(code::kJobState,
-                "job state file '" + (dir.path() / name).string() + "' is not a JSON object",
-                "remove the job with 'cordon job remove'");
-  return std::move(v.get_object());
+  // Unsealed records (written before seals) are taken only where no run reaches.
+  const auto jobs = default_job_state_dir();
+  return read_sealed(dir, name, !jobs.empty() && dir.path().parent_path() == fs::absolute(jobs));
 }
 
 json::object result_to_json(const RunResult& r) {

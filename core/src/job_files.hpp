@@ -25,8 +25,10 @@ std::string new_job_id();
 /// True for a string shaped like a job id (so a user-given id never names another path).
 bool valid_job_id(const std::string& id);
 
-/// The JSON object in the file `name` of `dir`, or nullopt when the file does not exist. Throws
-/// Error CRD6004 when it exists but is not a JSON object (CRD1006 when it is not cordon's own).
+/// The job record `name` of the job directory `dir` (job.json, supervisor.json, result.json),
+/// its seal checked (job_seal.hpp), or nullopt when the file does not exist. Throws Error
+/// CRD6004 when it exists but is not a JSON object, CRD1006 when it is not cordon's own or its
+/// seal does not hold (an unsealed record is taken in the default job directory only).
 std::optional<boost::json::object> read_json(const PrivateDir& dir, const char* name);
 
 /// RunResult <-> JSON, as result.json and `--json` print it.

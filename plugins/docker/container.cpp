@@ -210,6 +210,12 @@ std::vector<std::string> owner_labels() {
           std::string(kHostLabel) + "=" + host_name()};
 }
 
+boost::json::object probe_body(const std::string& image, const char* purpose) {
+  boost::json::object labels{{kRunLabel, purpose}};
+  for (const auto& l : owner_labels()) labels[l.substr(0, l.find('='))] = l.substr(l.find('=') + 1);
+  return {{"Image", image}, {"Cmd", boost::json::array{"/"}}, {"Labels", std::move(labels)}};
+}
+
 std::optional<std::string> deadline_label(
     const std::optional<std::chrono::steady_clock::time_point>& deadline) {
   if (!deadline) return std::nullopt;

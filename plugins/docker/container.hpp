@@ -93,6 +93,11 @@ class ExitWaiter {
 /// the living processes of this host. Pure apart from reading /proc.
 std::vector<std::string> owner_labels();
 
+/// The body of a container of `image` that is created and never started, only for the daemon
+/// to look at its root (archive stat or read): `purpose` in the run label, owner labels so that
+/// a sweep removes it once its creator is gone.
+boost::json::object probe_body(const std::string& image, const char* purpose);
+
 /// The creator of a container with these labels is gone: the same host, and its pid is dead, a
 /// zombie (a killed cordon or job supervisor its parent has not reaped yet) or now another
 /// process (another start time). Reads /proc.

@@ -201,12 +201,8 @@ ExecMasks ExecBlockCache::masks(const Daemon& daemon, const PrivateDir& dir,
   std::optional<ExecMasks> found = load(dir, key);
   if (!found) {
     // A container that is created and never started: the daemon stats paths of its root.
-    json::object body{{"Image", image_id},
-                      {"Cmd", json::array{"/"}},
-                      {"Labels", json::object{{kRunLabel, "exec-probe"}}}};
-    for (const auto& l : owner_labels())
-      body["Labels"].as_object()[l.substr(0, l.find('='))] = l.substr(l.find('=') + 1);
-    Container probe(daemon, "cordon-exec-probe-" + new_run_id(), body);
+    Container probe(daemon, "cordon-exec-probe-" + new_run_id(),
+                    probe_body(image_id, "exec-probe"));
     std::map<std::string, PathStat> stats;
     for (const auto& c : candidates) stats[c] = stat_path(daemon, probe.id(), c);
     for (auto& [path, st] : stats)

@@ -55,12 +55,8 @@ uid_t ImageUsers::uid_of(const Daemon& daemon, const PrivateDir& dir, const std:
     uid = static_cast<uid_t>(std::stoull(*text));
   if (!uid) {
     // A container that is created and never started: the daemon reads a file of its root.
-    boost::json::object body{{"Image", image_id},
-                             {"Cmd", boost::json::array{"/"}},
-                             {"Labels", boost::json::object{{kRunLabel, "user-probe"}}}};
-    for (const auto& l : owner_labels())
-      body["Labels"].as_object()[l.substr(0, l.find('='))] = l.substr(l.find('=') + 1);
-    Container probe(daemon, "cordon-user-probe-" + new_run_id(), body);
+    Container probe(daemon, "cordon-user-probe-" + new_run_id(),
+                    probe_body(image_id, "user-probe"));
     Response r = daemon.call(
         "GET", "/containers/" + probe.id() + "/archive?path=" + url_encode("/etc/passwd"));
     if (r.status == 404) throw bad_user(name, "the image has no /etc/passwd to name its uid");

@@ -23,6 +23,7 @@
 #include "child_util.hpp"
 #include "keeper_exec.hpp"
 #include "keeper_process.hpp"
+#include "keeper_shared.hpp"
 #include "namespaces.hpp"
 
 namespace cordon::landlock {
@@ -128,10 +129,10 @@ Keeper start_keeper(bool network, KeeperStart how) {
     // Not a weaker sandbox: the same keeper, forked.
     if (unusable) g_exec_unusable.store(true, std::memory_order_relaxed);
     if (unusable) how = KeeperStart::fork;
-  } else {
+  } else if (how == KeeperStart::exec) {
     how = KeeperStart::fork;
   }
-  if (how == KeeperStart::fork) {
+  if (how == KeeperStart::shared || how == KeeperStart::fork) {
     KeeperArgs args{ready.write.get(),
                     self_fd.get(),
                     network,
@@ -143,7 +144,9 @@ Keeper start_keeper(bool network, KeeperStart how) {
     int peer = ready.read.get();
     cpu_set_t away;  // in case the child runs first, on this CPU (keeper_main)
     if (have_cpus && other_cpus(cpus, away, args.cordon_cpu)) args.away = &away;
-    pid = clone_sandbox(CLONE_NEWUSER | CLONE_NEWPID | kCloneClearSighand, -1, &pidfd);
+    if (how == KeeperStart::shared) pid = clone_shared_keeper(args, &pidfd);
+    if (how == KeeperStart::fork || pid == 0)
+      pid = clone_sandbox(CLONE_NEWUSER | CLONE_NEWPID | kCloneClearSighand, -1, &pidfd);
     if (pid == 0) {
       ::close(peer);
       keeper_main(args);
@@ -261,7 +264,7 @@ void prestart_keeper() noexcept {
   std::lock_guard lock(g_slot.mutex);
   if (g_slot.keeper) return;
   try {
-    g_slot.keeper = start_keeper(true, KeeperStart::fork);
+    g_slot.keeper = start_keeper(true, KeeperStart::shared);
   } catch (...) {
     g_slot.keeper = Keeper{};
   }

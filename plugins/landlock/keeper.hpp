@@ -8,7 +8,7 @@
 // started once the plan is ready, joins them (setns) through descriptors of the namespaces that
 // the keeper opens and sends over its socket; the tree it is to build comes through shared
 // memory. (Not through the keeper's pidfd or /proc: neither can be joined once the keeper is
-// non-dumpable, which it must be before the command runs: the front end's keeper is a copy of
+// non-dumpable, which it must be before the command runs: the front end's keeper shares
 // cordon's memory, and every keeper holds cordon's descriptors until then.) After that the keeper
 // only reaps orphans, passes a SIGTERM on to every process of the sandbox, and dies when cordon
 // kills it, which kills everything in the namespace.
@@ -54,7 +54,9 @@ struct Keeper {
 /// (keeper_exec.hpp) costs a copy of it into a memfd once per process (about 1 ms), then an
 /// execve per keeper, on cordon's memory only until then. Where the program cannot be executed
 /// (exec_keeper()'s `unusable`), every keeper of the process is forked instead: the same keeper.
-enum class KeeperStart { exec, fork };
+/// `shared`: the front end's keeper, started as cordon starts, shares cordon's memory instead of
+/// copying it (keeper_shared.hpp); forked where that cannot be done safely.
+enum class KeeperStart { exec, fork, shared };
 
 /// Starts a keeper in a new user and pid namespace; it makes the rest itself. Throws
 /// cordon::Error (CRD1003) when the clone is refused.

@@ -17,6 +17,7 @@
 #include <string>
 #include <utility>
 
+#include "keeper_shared.hpp"
 #include "namespaces.hpp"
 
 namespace cordon::landlock {
@@ -100,8 +101,9 @@ Started start_command(ChildSpec& spec, int cgroup_fd, Keeper& keeper) {
     while (::read(ours.get(), &byte, 1) > 0) {
     }  // end of file: the command executed, or its process is gone
   }
-  // The identity change of the command's process made the shared memory non-dumpable.
-  if (dumpable >= 0) ::prctl(PR_SET_DUMPABLE, dumpable, 0, 0, 0);
+  // The identity change of the command's process made the shared memory non-dumpable; it stays
+  // so while a keeper shares it (keeper_shared.hpp).
+  if (dumpable >= 0 && !keeper_shares_memory()) ::prctl(PR_SET_DUMPABLE, dumpable, 0, 0, 0);
   Started s;
   s.keeper = std::exchange(keeper, Keeper{});
   // Joined (or failed): the namespaces are the keeper's and the sandbox's alone from now on, so

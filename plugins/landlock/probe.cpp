@@ -23,6 +23,7 @@
 #include "child_util.hpp"
 #include "fd.hpp"
 #include "idmap.hpp"
+#include "keeper_shared.hpp"
 #include "namespaces.hpp"
 #include "reductions.hpp"
 #include "ruleset.hpp"
@@ -52,6 +53,7 @@ struct ProbeSpec {
   const SeccompProgram* filter;
   char* stack;  ///< three regions: the namespaces' child, and the two task-count children
   std::size_t region;
+  bool own_memory = false;  ///< the first child is a fork, not on cordon's memory
 };
 
 struct ProbeReport {
@@ -130,8 +132,9 @@ int identity_child(void* arg) {
                  child::set_all_uids(s.uid) != 0))
     finish(s, r, "sandbox identity");
   // The uid change made the (shared) mm non-dumpable, which hands /proc/self/*_map to root;
-  // cordon restores its own setting afterwards.
-  if (s.root) ::prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+  // cordon restores its own setting afterwards. A fork has cordon's setting, which a keeper on
+  // cordon's memory made non-dumpable.
+  if (s.root || s.own_memory) ::prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
   char* top = s.stack + s.region;
   pid_t pid = ::clone(
       namespaces_child, top,
@@ -162,10 +165,15 @@ void run_child(ProbeFacts& facts, const SeccompProgram& filter) {
   ProbeSpec spec{result.write.get(), facts.root, uid_map.c_str(), gid_map.c_str(), id.uid, id.gid,
                  ruleset.get(),      &plan,      &filter,         stack.data(),    kRegion};
   int dumpable = ::prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
-  pid_t pid =
-      ::clone(identity_child, stack.data() + 4 * kRegion, CLONE_VM | CLONE_VFORK | SIGCHLD, &spec);
+  // A keeper on this memory (keeper_shared.hpp) makes it non-dumpable, and needs it so, which
+  // the child's map writing cannot have: the child then gets memory of its own, and this
+  // memory's flag is left to the keeper.
+  const bool shared = keeper_shares_memory();
+  spec.own_memory = shared;
+  const int flags = shared ? SIGCHLD : CLONE_VM | CLONE_VFORK | SIGCHLD;
+  pid_t pid = ::clone(identity_child, stack.data() + 4 * kRegion, flags, &spec);
   if (pid > 0) ::waitpid(pid, nullptr, 0);
-  if (dumpable >= 0) ::prctl(PR_SET_DUMPABLE, dumpable, 0, 0, 0);
+  if (dumpable >= 0 && !shared) ::prctl(PR_SET_DUMPABLE, dumpable, 0, 0, 0);
   result.write.reset();
   ProbeReport r{};
   ssize_t n = pid > 0 ? ::read(result.read.get(), &r, sizeof r) : -1;

@@ -30,7 +30,7 @@ std::vector<pid_t> wait_gone(const std::string& marker, std::chrono::millisecond
 
 /// Waits up to `limit` for lifeprobe's three survivors of `marker` (the probe, its setsid
 /// child and the double-forked grandchild, each named "lingerer") to run; returns how many do.
-/// Only they count: cordon's command line and a keeper forked from it carry the marker too.
+/// Only they count: cordon's command line and its keeper (a clone of it) carry the marker too.
 std::size_t wait_lingering(const std::string& marker, std::chrono::milliseconds limit) {
   auto until = std::chrono::steady_clock::now() + limit;
   auto found = pids_with_argument(marker, "lingerer").size();

@@ -83,6 +83,35 @@ TEST_CASE("escape: host processes cannot be signalled, killed or traced",
   CHECK(host.alive());
 }
 
+// The landlock backend's first process (its keeper) shares cordon's own memory: reading it
+// would show where cordon's memory lies, writing it would take cordon over. The command's own
+// memory stays its own to read and write: the probe is not simply refused everything. With the
+// probe cache off, the backend's probe runs while the keeper starts: its children once made that
+// memory dumpable again.
+TEST_CASE("escape: the sandbox's first process can be neither read, written nor traced",
+          "[escape][userns][proc]") {
+  Scratch s;
+  RunExtras extras;
+  bool probing = GENERATE(false, true);
+  if (probing) extras.set_env["CORDON_PROBE_CACHE"] = "off";
+  auto ran = run_probe(s, confined(s.root()), "procprobe",
+                       {"mem", "1", "maps", "1", "vmread", "1", "ptrace", "1", "kill9", "1", "mem",
+                        "self", "maps", "self", "vmread", "self"},
+                       extras);
+  INFO((probing ? "probing: " : "") << ran.describe());
+  CHECK_THAT(ran.line("mem self"), IsOk());
+  CHECK_THAT(ran.line("maps self"), IsOk());
+  CHECK_THAT(ran.line("mem 1"), IsErr({"EACCES", "EPERM"}));
+  CHECK_THAT(ran.line("maps 1"), IsErr({"EACCES", "EPERM"}));
+  CHECK_THAT(ran.line("ptrace 1"), IsErr({"EPERM"}));
+  // seccomp denies process_vm_readv outright, the command's own memory included.
+  CHECK_THAT(ran.line("vmread self"), IsErr({"EPERM"}));
+  CHECK_THAT(ran.line("vmread 1"), IsErr({"EPERM"}));
+  // SIGKILL to the first process is refused or dropped: the probe is still there afterwards
+  // (the lines after it), as its death would have killed every process of the sandbox.
+  CHECK(ran.line("kill9 1").rfind("<no line", 0) != 0);
+}
+
 TEST_CASE("escape: host SysV shared memory is invisible from the sandbox",
           "[escape][userns][proc][ipc][docker]") {
   Scratch s;

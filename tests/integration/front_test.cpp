@@ -3,14 +3,20 @@
 // executable in <libexec>/cordon/cordon. Each case is run twice: with the full executable in
 // place (the command line works) and with the front end copied alone (only what it runs itself
 // works, and a hand-off is refused with CRD3014, never run some other way).
+#include <linux/kcmp.h>
+#include <signal.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
+#include <thread>
 
 #include "cli.hpp"
 
@@ -42,6 +48,25 @@ bool as_root(const char* why) {
   WARN("skipping: " << why);
   return false;
 }
+
+// The children of `pid` (its main thread's), as /proc lists them.
+std::vector<pid_t> children_of(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/children");
+  std::vector<pid_t> out;
+  for (pid_t child; in >> child;) out.push_back(child);
+  return out;
+}
+
+// The line of /proc/PID/status that starts with `key`, without the key.
+std::string status_field(pid_t pid, const std::string& key) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind(key, 0) == 0) return line.substr(key.size());
+  return {};
+}
+
+// 0 when the two processes share their memory (kcmp(2)), else 1, 2 or 3, or -1.
+long same_memory(pid_t a, pid_t b) { return ::syscall(SYS_kcmp, a, b, KCMP_VM, 0, 0); }
 
 bool handed_off(const escape::Exit& r) {
   return r.err.find("handing the command line to") != std::string::npos;
@@ -200,7 +225,7 @@ TEST_CASE("front: without /proc it refuses to hand off, and never runs a 'cordon
   CHECK_FALSE(fs::exists(s / "ran"));
 }
 
-// The front end starts the landlock keeper (the sandbox's pid 1, a copy of the front end) before
+// The front end starts the landlock keeper (the sandbox's pid 1, on the front end's memory) before
 // it parses the command line. One the run does not take must be killed and reaped by cordon: a
 // run that keeps the host network (the prestarted keeper made a network namespace), a refusal,
 // a hand-off. As a subreaper, this process would inherit a keeper cordon left behind.
@@ -234,4 +259,47 @@ TEST_CASE("front: a keeper no run takes is gone when cordon is", "[front][cli][u
     CHECK(errno == ECHILD);
   }
   ::prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0);
+}
+
+// The front end's keeper is cloned into the front end's own memory (no copy of it to make, to
+// fault in again and to tear down), with a thread pointer and a stack of its own; the command's
+// process has its own memory once it has executed. Root only: comparing the memory of a process
+// that is not dumpable (the keeper makes itself so, and with it the front end) takes root.
+TEST_CASE("front: its keeper shares the front end's memory, the command has its own",
+          "[front][cli][userns]") {
+  if (!as_root("kcmp of a process that is not dumpable needs root")) return;
+  itest::Scratch s;
+  std::ofstream(s / "p.toml") << kPolicy;
+  std::string policy = (s / "p.toml").string();
+  if (!itest::landlock_usable(policy)) return;
+  pid_t cordon = ::fork();
+  if (cordon == 0) {
+    ::execl(CORDON_CLI, CORDON_CLI, "run", "--backend", "landlock", "--policy", policy.c_str(),
+            "--", "/bin/sleep", "30", static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  REQUIRE(cordon > 0);
+  pid_t keeper = -1, command = -1;
+  for (int i = 0; i < 400 && (keeper < 0 || command < 0); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    for (pid_t child : children_of(cordon)) {
+      // NSpid: its pid here, then in the sandbox's namespace; the keeper is the sandbox's 1.
+      std::istringstream ns(status_field(child, "NSpid:"));
+      std::vector<long> ids;
+      for (long id; ns >> id;) ids.push_back(id);
+      if (ids.size() == 2 && ids[1] == 1) keeper = child;
+      if (ids.size() == 2 && ids[1] != 1 && status_field(child, "Name:") == "\tsleep")
+        command = child;
+    }
+  }
+  INFO("cordon " << cordon << ", keeper " << keeper << ", command " << command);
+  CHECK(keeper > 0);
+  CHECK(command > 0);
+  if (keeper > 0) CHECK(same_memory(cordon, keeper) == 0);
+  if (command > 0) CHECK(same_memory(cordon, command) > 0);
+  ::kill(cordon, SIGTERM);
+  int status = 0;
+  REQUIRE(::waitpid(cordon, &status, 0) == cordon);
+  for (pid_t gone : {keeper, command})
+    if (gone > 0) CHECK(::kill(gone, 0) == -1);
 }

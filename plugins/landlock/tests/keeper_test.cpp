@@ -1,6 +1,7 @@
-// The keeper's two ways of starting (its own program, or a fork of cordon) and the shelf of
-// keepers started ahead: each gives a keeper that makes its namespaces and can be joined, and
-// nothing of them is left once they are discarded.
+// The keeper's ways of starting (its own program, a fork of cordon, or on cordon's memory, which
+// the front end's integration test covers) and the shelf of keepers started ahead: each gives a
+// keeper that makes its namespaces and can be joined, and nothing of them is left once they are
+// discarded.
 #include <fcntl.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
@@ -61,6 +62,10 @@ bool warmed(KeeperShelf& shelf) {
   return eventually([&] { return shelf.ready_pid(false) != 0; });
 }
 
+const char* name_of(KeeperStart how) {
+  return how == KeeperStart::exec ? "exec" : how == KeeperStart::fork ? "fork" : "shared";
+}
+
 bool runs_keeper_program(const Keeper& k) { return program_of(k.pid) == "cordon-landlock-keeper"; }
 
 // From here on, execveat fails with EPERM in this process and its children (as where a
@@ -104,9 +109,11 @@ TEST_CASE("keeper: its own program is a static executable embedded in the backen
 TEST_CASE("keeper: started either way, it makes its namespaces and dies when discarded",
           "[userns][keeper]") {
   if (!sandbox_available()) return;
-  for (auto how : {KeeperStart::exec, KeeperStart::fork}) {
+  // `shared` is the front end's way; this test program, a dynamic executable, cannot give a
+  // keeper its memory safely (its errno is the C library's): the keeper is forked instead.
+  for (auto how : {KeeperStart::exec, KeeperStart::fork, KeeperStart::shared}) {
     for (bool network : {false, true}) {
-      INFO((how == KeeperStart::exec ? "exec" : "fork") << ", network namespace " << network);
+      INFO(name_of(how) << ", network namespace " << network);
       Keeper k = start_keeper(network, how);
       REQUIRE(k);
       auto failed = await_keeper(k);
@@ -133,8 +140,8 @@ TEST_CASE("keeper: started either way, it keeps none of cordon's descriptors", "
   if (!sandbox_available()) return;
   TempDir dir;
   std::string script = dir / "script";
-  for (auto how : {KeeperStart::exec, KeeperStart::fork}) {
-    INFO((how == KeeperStart::exec ? "exec" : "fork"));
+  for (auto how : {KeeperStart::exec, KeeperStart::fork, KeeperStart::shared}) {
+    INFO(name_of(how));
     // Another thread of cordon is writing a program (no close-on-exec) when a keeper starts.
     int writing = ::open(script.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0755);
     REQUIRE(writing >= 0);

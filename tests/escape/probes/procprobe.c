@@ -5,6 +5,11 @@
  *   procprobe kill0 PID        kill(PID, 0)
  *   procprobe kill9 PID        kill(PID, SIGKILL)
  *   procprobe ptrace PID       PTRACE_ATTACH to PID
+ *   procprobe mem PID          open /proc/PID/mem ("self": its own), which takes the right
+ *                              to trace PID; read-only, so that Landlock's write rules on
+ *                              /proc are not what refuses it
+ *   procprobe maps PID         read /proc/PID/maps (where PID's memory lies)
+ *   procprobe vmread PID       process_vm_readv one byte of PID's stack
  *   procprobe own MARKER       fork a child (argv holds MARKER), then scan, kill0, kill9 it
  *   procprobe shmget KEY       open an existing SysV shared memory segment by key
  *   procprobe shmnew           create (and remove) a private SysV shared memory segment
@@ -15,6 +20,7 @@
 #include <signal.h>
 #include <sys/ptrace.h>
 #include <sys/shm.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -94,6 +100,37 @@ static int op_ptrace(pid_t pid) {
   return probe_result(tag, rc, err, NULL);
 }
 
+/* "self" or a number, as /proc names it. */
+static const char* proc_name(const char* a) { return strcmp(a, "self") == 0 ? "self" : a; }
+
+static int op_mem(const char* a) {
+  char path[64];
+  snprintf(path, sizeof path, "/proc/%s/mem", proc_name(a));
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  int err = errno;
+  if (fd >= 0) close(fd);
+  return probe_result(tag, fd, err, NULL);
+}
+
+static int op_maps(const char* a) {
+  char path[64], buf[256];
+  snprintf(path, sizeof path, "/proc/%s/maps", proc_name(a));
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return probe_result(tag, -1, errno, "(open)");
+  ssize_t n = read(fd, buf, sizeof buf);
+  int err = errno;
+  close(fd);
+  if (n == 0) return probe_result(tag, -1, ENODATA, "(empty)");
+  return probe_result(tag, n, err, "(read)");
+}
+
+static int op_vmread(const char* a) {
+  pid_t pid = strcmp(a, "self") == 0 ? getpid() : atoi(a);
+  char here = 0, there = 1;
+  struct iovec local = {&there, 1}, remote = {&here, 1};
+  return PROBE_CALL(tag, process_vm_readv(pid, &local, 1, &remote, 1, 0), NULL);
+}
+
 static int op_shmnew(void) {
   int id = shmget(IPC_PRIVATE, 4096, IPC_CREAT | 0600);
   if (id < 0) return probe_result(tag, -1, errno, NULL);
@@ -118,6 +155,12 @@ int main(int argc, char** argv) {
       failed |= PROBE_CALL(tag, kill(atoi(a), SIGKILL), NULL);
     else if (!strcmp(op, "ptrace"))
       failed |= op_ptrace(atoi(a));
+    else if (!strcmp(op, "mem"))
+      failed |= op_mem(a);
+    else if (!strcmp(op, "maps"))
+      failed |= op_maps(a);
+    else if (!strcmp(op, "vmread"))
+      failed |= op_vmread(a);
     else if (!strcmp(op, "own"))
       failed |= op_own(a);
     else if (!strcmp(op, "shmget"))

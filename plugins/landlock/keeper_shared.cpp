@@ -10,8 +10,16 @@
 
 #include "keeper_exec.hpp"  // kKeeperFailed
 
-#if defined(__x86_64__) && defined(__GLIBC__) &&                    \
-    (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 35)) && \
+// Clang names its sanitizers through __has_feature rather than GCC's macros.
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \
+    __has_feature(memory_sanitizer)
+#define CORDON_SANITIZED 1
+#endif
+#endif
+
+#if defined(__x86_64__) && defined(__GLIBC__) && !defined(CORDON_SANITIZED) && \
+    (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 35)) &&            \
     !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
 #define CORDON_SHARED_KEEPER 1
 #include <link.h>

@@ -65,6 +65,12 @@ std::string status_field(pid_t pid, const std::string& key) {
   return {};
 }
 
+#if defined(__x86_64__)
+constexpr bool kX86_64 = true;
+#else
+constexpr bool kX86_64 = false;
+#endif
+
 // 0 when the two processes share their memory (kcmp(2)), else 1, 2 or 3, or -1.
 long same_memory(pid_t a, pid_t b) { return ::syscall(SYS_kcmp, a, b, KCMP_VM, 0, 0); }
 
@@ -262,8 +268,9 @@ TEST_CASE("front: a keeper no run takes is gone when cordon is", "[front][cli][u
 }
 
 // The front end's keeper is cloned into the front end's own memory (no copy of it to make, to
-// fault in again and to tear down), with a thread pointer and a stack of its own; the command's
-// process has its own memory once it has executed. Root only: comparing the memory of a process
+// fault in again and to tear down), with a thread pointer and a stack of its own, where the
+// front end is static (else forked); the command's process has its own memory once it has
+// executed. Root only: comparing the memory of a process
 // that is not dumpable (the keeper makes itself so, and with it the front end) takes root.
 TEST_CASE("front: its keeper shares the front end's memory, the command has its own",
           "[front][cli][userns]") {
@@ -295,7 +302,10 @@ TEST_CASE("front: its keeper shares the front end's memory, the command has its 
   INFO("cordon " << cordon << ", keeper " << keeper << ", command " << command);
   CHECK(keeper > 0);
   CHECK(command > 0);
-  if (keeper > 0) CHECK(same_memory(cordon, keeper) == 0);
+  // Only a static x86-64 front end can give its keeper thread data of its own (keeper_shared.hpp);
+  // a sanitizer build's dynamic one forks it, as the fallback must.
+  const bool shares = CORDON_FRONT_STATIC && kX86_64;
+  if (keeper > 0) CHECK((same_memory(cordon, keeper) == 0) == shares);
   if (command > 0) CHECK(same_memory(cordon, command) > 0);
   ::kill(cordon, SIGTERM);
   int status = 0;

@@ -3,6 +3,7 @@
 
 #include <sched.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -180,5 +181,9 @@ pid_t clone_shared_keeper(const KeeperArgs&, int*) noexcept { return 0; }
 bool keeper_shares_memory() noexcept { return false; }
 
 #endif
+
+void restore_dumpable(int saved) noexcept {
+  if (saved >= 0 && !keeper_shares_memory()) ::prctl(PR_SET_DUMPABLE, saved, 0, 0, 0);
+}
 
 }  // namespace cordon::landlock

@@ -49,4 +49,8 @@ pid_t clone_shared_keeper(const KeeperArgs& args, int* pidfd) noexcept;
 /// memory must then stay non-dumpable, whatever a child on it changes.
 bool keeper_shares_memory() noexcept;
 
+/// Puts back `saved` (PR_GET_DUMPABLE's answer, or -1) after a child on this memory changed
+/// the flag; leaves it as it is while a keeper shares this memory.
+void restore_dumpable(int saved) noexcept;
+
 }  // namespace cordon::landlock

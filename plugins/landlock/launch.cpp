@@ -103,7 +103,7 @@ Started start_command(ChildSpec& spec, int cgroup_fd, Keeper& keeper) {
   }
   // The identity change of the command's process made the shared memory non-dumpable; it stays
   // so while a keeper shares it (keeper_shared.hpp).
-  if (dumpable >= 0 && !keeper_shares_memory()) ::prctl(PR_SET_DUMPABLE, dumpable, 0, 0, 0);
+  restore_dumpable(dumpable);
   Started s;
   s.keeper = std::exchange(keeper, Keeper{});
   // Joined (or failed): the namespaces are the keeper's and the sandbox's alone from now on, so

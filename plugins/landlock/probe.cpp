@@ -173,7 +173,7 @@ void run_child(ProbeFacts& facts, const SeccompProgram& filter) {
   const int flags = shared ? SIGCHLD : CLONE_VM | CLONE_VFORK | SIGCHLD;
   pid_t pid = ::clone(identity_child, stack.data() + 4 * kRegion, flags, &spec);
   if (pid > 0) ::waitpid(pid, nullptr, 0);
-  if (dumpable >= 0 && !shared) ::prctl(PR_SET_DUMPABLE, dumpable, 0, 0, 0);
+  restore_dumpable(dumpable);
   result.write.reset();
   ProbeReport r{};
   ssize_t n = pid > 0 ? ::read(result.read.get(), &r, sizeof r) : -1;

@@ -28,15 +28,6 @@ constexpr std::size_t kCommandStack = 64 * 1024;
 
 int entrant_entry(void* spec) { run_entrant(*static_cast<const ChildSpec*>(spec)); }
 
-// A page shared with the entrant even when it is forked: it writes the command's pid here.
-struct SharedPid {
-  pid_t* pid = static_cast<pid_t*>(
-      ::mmap(nullptr, sizeof(pid_t), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0));
-  ~SharedPid() {
-    if (pid != MAP_FAILED) ::munmap(pid, sizeof(pid_t));
-  }
-};
-
 // Every signal blocked on this thread while the sandbox's processes may run on its memory.
 struct BlockSignals {
   sigset_t old;
@@ -51,6 +42,28 @@ struct BlockSignals {
 Error spawn_error(const std::string& what, int err) {
   return Error(code::kIsolationFailed, "spawn: " + what + ": " + std::strerror(err),
                "the command did not run");
+}
+
+// What the sandbox's processes use of this thread's memory until the command executes: the
+// entrant's and the command's stacks, and a page shared with the entrant even when it is forked
+// (it writes the command's pid there). Kept for the thread's next run rather than given back:
+// an unmapping interrupts every CPU those processes ran on to flush its TLB (~0.2 ms a run).
+struct LaunchMemory {
+  pid_t* pid = static_cast<pid_t*>(MAP_FAILED);
+  std::unique_ptr<char[]> stacks;  // not zeroed: a few pages are used
+  ~LaunchMemory() {
+    if (pid != MAP_FAILED) ::munmap(pid, sizeof(pid_t));
+  }
+};
+
+LaunchMemory& launch_memory() {
+  thread_local LaunchMemory m;
+  if (m.pid == MAP_FAILED)
+    m.pid = static_cast<pid_t*>(
+        ::mmap(nullptr, sizeof(pid_t), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0));
+  if (m.pid == MAP_FAILED) throw spawn_error("cannot map a page", errno);
+  if (!m.stacks) m.stacks.reset(new char[2 * kCommandStack]);
+  return m;
 }
 
 // The entrant runs on cordon's memory (CLONE_VM | CLONE_VFORK: no page tables copied, and this
@@ -75,23 +88,22 @@ pid_t start_entrant(const ChildSpec& spec, int cgroup_fd, char* stack_top) {
 // included: so every signal stays blocked here (no EINTR), nothing below reads errno, and
 // nothing of cordon runs but this thread's waits.
 Started start_command(ChildSpec& spec, int cgroup_fd, Keeper& keeper) {
-  SharedPid shared;
-  if (shared.pid == MAP_FAILED) throw spawn_error("cannot map a page", errno);
-  *shared.pid = 0;
-  std::unique_ptr<char[]> stacks(new char[2 * kCommandStack]);  // not zeroed: a few pages are used
+  LaunchMemory& memory = launch_memory();
+  *memory.pid = 0;
+  char* stacks = memory.stacks.get();
   int pair[2];
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0)
     throw spawn_error("cannot create a socket pair", errno);
   UniqueFd ours(pair[0]), theirs(pair[1]);
   spec.handshake_fd = theirs.get();
-  spec.command_pid = shared.pid;
-  spec.stack = stacks.get();
+  spec.command_pid = memory.pid;
+  spec.stack = stacks;
   spec.stack_size = kCommandStack;
   const int dumpable = ::prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
   int status = 0;
   {
     BlockSignals blocked;  // also keeps cordon's handlers out of the entrant until it resets them
-    pid_t entrant = start_entrant(spec, cgroup_fd, stacks.get() + 2 * kCommandStack);
+    pid_t entrant = start_entrant(spec, cgroup_fd, stacks + 2 * kCommandStack);
     if (entrant < 0) throw spawn_error("cannot start the sandbox's entrant", -entrant);
     theirs.reset();                  // the entrant's copy and the command's are the only ones left
     ::waitpid(entrant, &status, 0);  // no signal can interrupt it
@@ -110,7 +122,7 @@ Started start_command(ChildSpec& spec, int cgroup_fd, Keeper& keeper) {
   // the keeper's death tears them down, while cordon tidies up, instead of cordon's last close.
   for (auto& ns : s.keeper.ns) ns.reset();
   s.keeper.socket.reset();
-  s.pid = *shared.pid;
+  s.pid = *memory.pid;
   if (s.pid <= 0) {  // the entrant failed: its report says why
     s.pid = -1;
     s.entrant_status = status;

@@ -105,6 +105,23 @@ TEST_CASE("front: run --backend landlock runs in the front end itself", "[front]
   CHECK(alone.out == "hi\n");
 }
 
+// The front end asks for its pages in advance at entry (front/entry.cpp), the stack a run grows
+// into among them; under a stack limit smaller than that the kernel refuses, and the run goes on.
+TEST_CASE("front: a stack limit that refuses the populate at entry does not stop a run",
+          "[front][cli]") {
+  itest::Scratch s;
+  std::ofstream(s / "p.toml") << kPolicy;
+  std::string policy = (s / "p.toml").string();
+  if (!itest::landlock_usable(policy)) return;
+  std::string script = "ulimit -s 100 && exec " + std::string(CORDON_CLI) +
+                       " run --backend landlock --policy " + policy + " --workspace " +
+                       s.dir.string() + " -- /bin/echo hi";
+  auto r = run("/bin/sh", {"-c", script});
+  INFO(r.err);
+  CHECK(r.status == 0);
+  CHECK(r.out == "hi\n");
+}
+
 TEST_CASE("front: every other verb is the full executable's", "[front][cli]") {
   itest::Scratch s;
   auto here = itest::run_cli({"version"});

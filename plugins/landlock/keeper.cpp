@@ -39,9 +39,11 @@ ChildReport died_report(const char* mechanism, const char* what) noexcept {
 
 // One arena kept from a reaped keeper for the next: unmapping it would interrupt the other CPUs
 // (the command's process ran there on this memory) to flush their TLBs. Defined before g_slot,
-// whose destructor recycles one.
+// whose destructor recycles one. A fork of the process inherits it as shared memory, which its
+// parent may be writing another tree into: only the process that kept it uses it again.
 constinit std::mutex g_arena_mutex;
 constinit std::unique_ptr<SharedArena> g_spare_arena;
+constinit pid_t g_spare_owner = 0;
 
 // A fork made while another thread (the keeper shelf's) holds the lock must not inherit it
 // held: the child's own first run would wait forever.
@@ -53,10 +55,11 @@ std::unique_ptr<SharedArena> take_arena() {
   (void)registered;
   {
     std::lock_guard lock(g_arena_mutex);
-    if (g_spare_arena) {
+    if (g_spare_arena && g_spare_owner == ::getpid()) {
       g_spare_arena->reset();
       return std::move(g_spare_arena);
     }
+    g_spare_arena.reset();  // the parent's: only this process's mapping of it goes
   }
   // Big enough for a tree of thousands of paths; only the pages written are used.
   return std::make_unique<SharedArena>(1 << 20);
@@ -96,7 +99,9 @@ void move_off_this_cpu(pid_t pid, const cpu_set_t& all) noexcept {
 
 void recycle_arena(Keeper& keeper) noexcept {
   std::lock_guard lock(g_arena_mutex);
-  if (!g_spare_arena) g_spare_arena = std::move(keeper.arena);
+  if (g_spare_arena && g_spare_owner == ::getpid()) return;
+  g_spare_arena = std::move(keeper.arena);
+  g_spare_owner = ::getpid();
 }
 
 Keeper start_keeper(bool network, KeeperStart how) {

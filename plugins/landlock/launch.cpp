@@ -48,8 +48,10 @@ Error spawn_error(const std::string& what, int err) {
 // entrant's and the command's stacks, and a page shared with the entrant even when it is forked
 // (it writes the command's pid there). Kept for the thread's next run rather than given back:
 // an unmapping interrupts every CPU those processes ran on to flush its TLB (~0.2 ms a run).
+// A forked child of this process inherits the page as shared memory, so it maps its own.
 struct LaunchMemory {
   pid_t* pid = static_cast<pid_t*>(MAP_FAILED);
+  pid_t owner = 0;                 // the process `pid` was mapped for
   std::unique_ptr<char[]> stacks;  // not zeroed: a few pages are used
   ~LaunchMemory() {
     if (pid != MAP_FAILED) ::munmap(pid, sizeof(pid_t));
@@ -58,10 +60,17 @@ struct LaunchMemory {
 
 LaunchMemory& launch_memory() {
   thread_local LaunchMemory m;
-  if (m.pid == MAP_FAILED)
+  const pid_t self = ::getpid();
+  if (m.pid != MAP_FAILED && m.owner != self) {
+    ::munmap(m.pid, sizeof(pid_t));
+    m.pid = static_cast<pid_t*>(MAP_FAILED);
+  }
+  if (m.pid == MAP_FAILED) {
     m.pid = static_cast<pid_t*>(
         ::mmap(nullptr, sizeof(pid_t), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0));
-  if (m.pid == MAP_FAILED) throw spawn_error("cannot map a page", errno);
+    if (m.pid == MAP_FAILED) throw spawn_error("cannot map a page", errno);
+    m.owner = self;
+  }
   if (!m.stacks) m.stacks.reset(new char[2 * kCommandStack]);
   return m;
 }

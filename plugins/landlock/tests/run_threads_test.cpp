@@ -1,7 +1,11 @@
 // A host that uses threads: the sandbox is cloned from a multi-threaded process, and its child
 // must not depend on the state of threads that do not exist in it.
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <chrono>
+#include <string>
 #include <thread>
 
 #include "support.hpp"
@@ -34,4 +38,42 @@ TEST_CASE("lifecycle: runs from a process that keeps creating threads never hang
   churn.join();
   CHECK(timed_out == 0);
   CHECK(ok == 30);
+}
+
+// Memory shared with a run's sandbox processes is kept for the next run rather than unmapped: the
+// page the entrant writes the command's pid to (launch.cpp) and the arena the keeper reads its
+// tree from (keeper.cpp). A fork of the process inherits both as shared memory: if parent and
+// child both reused them, each could take the other's command for its own, and a keeper could
+// build the other's tree (before this test, the arena made 1 to 3 of 25 runs of the fork fail).
+TEST_CASE("lifecycle: a process and its fork run commands side by side, each getting its own",
+          "[userns][lifecycle]") {
+  if (!sandbox_available()) return;
+  TempDir ws;
+  auto policy = base_policy(ws.path(), "/nonexistent-home");
+  std::string failure;  // the last run's error, if any
+  auto exit_code = [&](int code) {
+    auto plan = make_plan(policy, ws.path(), {"/bin/sh", "-c", "exit " + std::to_string(code)});
+    plan.deadline = std::chrono::steady_clock::now() + 20s;
+    CaptureSink sink;
+    auto r = backend().run(plan, sink);
+    if (r.error) failure = r.error->render();
+    return r.error || r.timed_out ? -1 : r.exit_code;
+  };
+  REQUIRE(exit_code(3) == 3);  // this thread's launch memory exists before the fork
+  constexpr int kRuns = 25;
+  pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    int wrong = 0;
+    for (int i = 0; i < kRuns; ++i) wrong += exit_code(4) != 4;
+    ::_exit(wrong);
+  }
+  int wrong = 0;
+  for (int i = 0; i < kRuns; ++i) wrong += exit_code(3) != 3;
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  INFO(failure);
+  CHECK(wrong == 0);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
 }

@@ -32,6 +32,7 @@
 #include <cordon/landlock/front.hpp>
 
 #include "runtime_options.hpp"
+#include "stop_signals.hpp"
 #include "verbs.hpp"
 
 namespace {
@@ -135,6 +136,7 @@ void populate_heap() {
 // static initialisers of the libraries (~0.2 ms here): the keeper is then ready sooner.
 __attribute__((constructor(101))) void prestart(int argc, char** argv, char**) {
   if (!stays_here(argc, argv) || asks_for_help(argc, argv)) return;
+  cordon::cli::default_child_signal();  // before the keeper, cordon's first child
   populate_heap();
   cordon::landlock::prestart_keeper();
 }

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <utility>
 
+#include "stop_signals.hpp"
 #include "verbs.hpp"
 
 namespace cordon::cli {
@@ -70,6 +71,7 @@ int usage_status(const CLI::App& app) {
 }  // namespace
 
 int cordon::cli::main_cli(int argc, char** argv) {
+  cordon::cli::default_child_signal();
   CLI::App app{"cordon: run untrusted commands under a declared security policy"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("cordon ") + CORDON_VERSION);

@@ -47,4 +47,15 @@ StopOnSignals::~StopOnSignals() {
 
 int StopOnSignals::received() const noexcept { return g_received.load(); }
 
+void default_child_signal() noexcept {
+  struct sigaction now;
+  if (::sigaction(SIGCHLD, nullptr, &now) != 0) return;
+  if (now.sa_handler != SIG_IGN && (now.sa_flags & SA_NOCLDWAIT) == 0) return;
+  struct sigaction dfl;
+  std::memset(&dfl, 0, sizeof dfl);
+  dfl.sa_handler = SIG_DFL;
+  sigemptyset(&dfl.sa_mask);
+  ::sigaction(SIGCHLD, &dfl, nullptr);
+}
+
 }  // namespace cordon::cli

@@ -9,6 +9,13 @@
 
 namespace cordon::cli {
 
+/// Gives SIGCHLD its default action back when the program that started cordon left it ignored
+/// (SIG_IGN survives execve) or set SA_NOCLDWAIT: the kernel would otherwise reap the sandbox's
+/// processes itself, and a run could not know how its command ended. Called first thing by the
+/// `cordon` executables; a program embedding cordon keeps its own (the backends refuse a run
+/// then: cordon/sdk/child.hpp, children_not_waitable()).
+void default_child_signal() noexcept;
+
 /// While alive, SIGINT, SIGTERM and SIGHUP raise `token` to StopToken::Level::kill; the old
 /// handlers come back when it is destroyed. One at a time per process.
 ///

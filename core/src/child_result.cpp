@@ -79,6 +79,12 @@ std::optional<RunResult> failed_start(const ChildOutcome& o, const Plan& plan) {
     case ChildStage::rlimit:
       return setup_failure(std::string("cannot set ") + rlimit_name(o.failed_item) + ": " +
                            std::strerror(o.error));
+    case ChildStage::unwaitable: {
+      RunResult r;
+      r.error = children_not_waitable().value_or(
+          Error(code::kBackendResource, "this process could not wait for the command's processes"));
+      return r;
+    }
     default:
       return setup_failure(std::string("cannot start the command: ") + std::strerror(o.error));
   }

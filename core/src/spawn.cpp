@@ -203,6 +203,10 @@ std::vector<std::string> exec_candidates(const std::string& program, const std::
 ChildOutcome run_child(const ChildSpec& spec, OutputSink& sink) {
   Pipes pipes;
   ChildOutcome failed;
+  if (children_not_waitable()) {
+    failed.failed_stage = ChildStage::unwaitable;
+    return failed;
+  }
   if (!pipes.open(spec.stdin_data.has_value())) {
     failed.fault = std::string("cannot create pipes: ") + std::strerror(errno);
     return failed;
@@ -238,6 +242,18 @@ ChildOutcome run_child(const ChildSpec& spec, OutputSink& sink) {
 }
 
 bool child_guard_supported() { return guard_supported(); }
+
+std::optional<Error> children_not_waitable() {
+  struct sigaction now {};
+  if (::sigaction(SIGCHLD, nullptr, &now) != 0) return std::nullopt;
+  if (now.sa_handler != SIG_IGN && (now.sa_flags & SA_NOCLDWAIT) == 0) return std::nullopt;
+  return Error(code::kBackendResource,
+               "this process ignores SIGCHLD (SIG_IGN or SA_NOCLDWAIT): the kernel would reap "
+               "the command's processes before cordon could wait for them, and lose its exit "
+               "status",
+               "restore SIGCHLD's default action (or a handler without SA_NOCLDWAIT) in the "
+               "program that runs cordon");
+}
 
 bool child_supervision_supported(std::string& evidence) {
   GuardFilter guard;

@@ -270,6 +270,7 @@ struct StartedGuard {
 
 void LandlockBackend::execute(const Plan& plan, OutputSink& sink, RunResult& result) {
   if (!probe().available) throw Error(code::kBackendUnavailable, probe().reason);
+  if (auto unwaitable = sdk::children_not_waitable()) throw *unwaitable;
   bool fresh_net = !plan.policy.network.allow && !ports_mode(plan.policy.network);
   ShelfTurn turn{keepers_, fresh_net};  // left last: after every keeper of the run is gone
   // Started first, so that the namespaces are made while the run is planned.

@@ -3,6 +3,7 @@
 
 #include <cordon/sdk/error.hpp>
 
+#include <sanitizer/asan_interface.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -72,6 +73,9 @@ LaunchMemory& launch_memory() {
     m.owner = self;
   }
   if (!m.stacks) m.stacks.reset(new char[2 * kCommandStack]);
+  // The last run's processes left their frames' redzones poisoned in AddressSanitizer's shadow
+  // of this memory (they ended by execve or _exit, never returning); a no-op otherwise.
+  ASAN_UNPOISON_MEMORY_REGION(m.stacks.get(), 2 * kCommandStack);
   return m;
 }
 

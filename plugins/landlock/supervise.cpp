@@ -95,7 +95,13 @@ Outcome supervise(Started& started, ParentEnds& ends, const std::optional<std::s
   if (!out.exited)
     pump.watch(started.pidfd.get(), [&] {
       rusage usage{};
-      if (::wait4(started.pid, &out.wait_status, WNOHANG, &usage) != started.pid) return true;
+      pid_t reaped = ::wait4(started.pid, &out.wait_status, WNOHANG, &usage);
+      // Reaped by another (SIGCHLD ignored, say): its status is lost, and waiting would spin.
+      if (reaped < 0 && errno != EINTR) {
+        pump.finish();
+        return false;
+      }
+      if (reaped != started.pid) return true;
       out.exited = true;
       add_usage(out.usage, usage);
       pump.finish();
@@ -113,14 +119,15 @@ Outcome supervise(Started& started, ParentEnds& ends, const std::optional<std::s
   kill_sandbox();
   if (!out.exited) {
     rusage usage{};
-    while (::wait4(started.pid, &out.wait_status, 0, &usage) < 0 && errno == EINTR) {
+    pid_t reaped;
+    while ((reaped = ::wait4(started.pid, &out.wait_status, 0, &usage)) < 0 && errno == EINTR) {
     }
-    out.exited = true;
+    out.exited = reaped == started.pid;  // else it ended without a status (fill_outcome)
     add_usage(out.usage, usage);
   }
   started.pid = -1;
   // A command that exited on its own just before the kill was not timed out or stopped.
-  if (WIFEXITED(out.wait_status)) out.timed_out = out.stopped = false;
+  if (out.exited && WIFEXITED(out.wait_status)) out.timed_out = out.stopped = false;
   return out;
 }
 

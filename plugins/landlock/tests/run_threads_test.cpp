@@ -1,10 +1,12 @@
-// A host that uses threads: the sandbox is cloned from a multi-threaded process, and its child
-// must not depend on the state of threads that do not exist in it.
+// The host process around the sandbox: a multi-threaded one (the sandbox's child must not depend
+// on the state of threads that do not exist in it), one that forks, one that ignores SIGCHLD.
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <cstring>
 #include <string>
 #include <thread>
 
@@ -76,4 +78,45 @@ TEST_CASE("lifecycle: a process and its fork run commands side by side, each get
   CHECK(wrong == 0);
   CHECK(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 0);
+}
+
+// A program embedding cordon may ignore SIGCHLD (SIG_IGN) or set SA_NOCLDWAIT: the kernel then
+// reaps the sandbox's processes itself, and the command's status is lost. The run is refused,
+// before anything starts, instead of waiting forever for a status that never comes (it spun at
+// full CPU past its deadline before) or reporting one it never saw; with SIGCHLD's default
+// action back, the same run works.
+TEST_CASE("lifecycle: a host that has SIGCHLD ignored gets a refusal, not a hang",
+          "[userns][lifecycle]") {
+  if (!sandbox_available()) return;
+  TempDir ws;
+  auto policy = base_policy(ws.path(), "/nonexistent-home");
+  auto run_with = [&](const struct sigaction& chld) {
+    struct sigaction old;
+    ::sigaction(SIGCHLD, &chld, &old);
+    auto plan = make_plan(policy, ws.path(), {"/bin/sh", "-c", "sleep 0.2; exit 5"});
+    plan.deadline = std::chrono::steady_clock::now() + 20s;
+    CaptureSink sink;
+    auto r = backend().run(plan, sink);
+    ::sigaction(SIGCHLD, &old, nullptr);
+    return r;
+  };
+  auto action = [](void (*handler)(int), int flags) {
+    struct sigaction a;
+    std::memset(&a, 0, sizeof a);
+    a.sa_handler = handler;
+    a.sa_flags = flags;
+    sigemptyset(&a.sa_mask);
+    return a;
+  };
+  for (const auto& refused : {action(SIG_IGN, 0), action(SIG_DFL, SA_NOCLDWAIT)}) {
+    auto r = run_with(refused);
+    REQUIRE(r.error);
+    CHECK(r.error->code() == "CRD1002");
+    CHECK(r.error->message().find("SIGCHLD") != std::string::npos);
+    CHECK(r.exit_code == -1);
+  }
+  auto r = run_with(action(SIG_DFL, 0));
+  INFO((r.error ? r.error->render() : std::string()));
+  CHECK_FALSE(r.error);
+  CHECK(r.exit_code == 5);
 }

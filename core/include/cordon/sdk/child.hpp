@@ -98,7 +98,8 @@ enum class ChildStage {
   guard = 6,
   filter = 7,      ///< ChildSpec::filter could not be installed
   namespaces = 8,  ///< ChildSpec::namespaces: failed_item is the CLONE_NEW* flag, 0 for unshare
-  user = 9         ///< ChildSpec::user: failed_item is the uid
+  user = 9,        ///< ChildSpec::user: failed_item is the uid
+  unwaitable = 10  ///< nothing started: this process cannot wait for it (children_not_waitable())
 };
 
 /// How a supervised run ended.
@@ -176,5 +177,14 @@ CORDON_API bool child_supervision_supported(std::string& evidence);
 
 /// True when the guard (ChildSpec::guard) can be installed here: probed once per process.
 CORDON_API bool child_guard_supported();
+
+/// Why this process cannot wait for the children a run starts, if it cannot: with SIGCHLD
+/// ignored (SIG_IGN, which an execve() keeps) or handled with SA_NOCLDWAIT, the kernel reaps
+/// them as they end and their exit status is lost. A backend that starts local children refuses
+/// the run with this error (CRD1002: nothing was started) rather than report a status it never
+/// saw. run_child() checks it itself (ChildStage::unwaitable, which child_result() turns into
+/// this error). The `cordon` executables restore SIGCHLD's default action at start; a program
+/// that embeds cordon keeps its own.
+CORDON_API std::optional<Error> children_not_waitable();
 
 }  // namespace cordon::sdk

@@ -1,6 +1,8 @@
 // The handler only touches lock-free atomics (StopToken::request is async-signal-safe).
 #include "stop_signals.hpp"
 
+#include <cordon/sdk/child.hpp>
+
 #include <signal.h>
 
 #include <atomic>
@@ -48,9 +50,7 @@ StopOnSignals::~StopOnSignals() {
 int StopOnSignals::received() const noexcept { return g_received.load(); }
 
 void default_child_signal() noexcept {
-  struct sigaction now;
-  if (::sigaction(SIGCHLD, nullptr, &now) != 0) return;
-  if (now.sa_handler != SIG_IGN && (now.sa_flags & SA_NOCLDWAIT) == 0) return;
+  if (!sdk::children_not_waitable()) return;
   struct sigaction dfl;
   std::memset(&dfl, 0, sizeof dfl);
   dfl.sa_handler = SIG_DFL;

@@ -25,6 +25,10 @@ namespace json = boost::json;
 
 namespace {
 
+// Clean-up after a failed check: a marked process that leads its own group (a job's shell, a
+// setsid bystander) takes its group with it, else the `sleep` it started outlives the test.
+void kill_with_group(pid_t pid) { ::kill(::getpgid(pid) == pid ? -pid : pid, SIGKILL); }
+
 std::string test_user() {
   const char* u = std::getenv("CORDON_TEST_USER");
   return u && *u ? u : "cordon-test";
@@ -283,7 +287,7 @@ TEST_CASE("jobs: what a lost job left is ended by stop, and gc keeps a record wh
   struct Reap {  // what a failed check would leave behind
     std::string marker;
     ~Reap() {
-      for (pid_t pid : escape::pids_with_marker(marker)) ::kill(pid, SIGKILL);
+      for (pid_t pid : escape::pids_with_marker(marker)) kill_with_group(pid);
     }
   } reap{marker};
   auto id = lose_one(marker);
@@ -442,7 +446,7 @@ TEST_CASE("jobs: a job record that something else rewrote is never acted on",
     std::vector<std::string> markers;
     ~Reap() {
       for (const auto& m : markers)
-        for (pid_t pid : escape::pids_with_marker(m)) ::kill(pid, SIGKILL);
+        for (pid_t pid : escape::pids_with_marker(m)) kill_with_group(pid);
     }
   } reap{{marker, bystander}};
   auto started =

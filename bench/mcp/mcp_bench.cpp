@@ -7,6 +7,9 @@
 // /bin/true, nothing of cordon) and what it implies for a server that makes a fresh sandbox for
 // every call: calls that keep every CPU busy average at least the floor's CPU time divided by
 // the CPUs, whatever is prepared ahead.
+// Last, calls one at a time with a pause before each, as an agent makes them (it thinks between
+// calls): the server prepares the next sandbox in the pause, so this is the wait an agent sees.
+// Measured against bwrap spawns paused the same way (an idle VM wakes more slowly).
 //   cordon-bench-mcp [N]
 #include <spawn.h>
 #include <sys/stat.h>
@@ -19,6 +22,7 @@
 #include <fstream>
 #include <functional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "machine_cpu.hpp"
@@ -43,6 +47,21 @@ Cost measure(int n, const std::function<void()>& batch, int per_batch = 1) {
     auto t0 = Clock::now();
     for (int i = 0; i < n / per_batch; ++i) batch();
     wall = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  });
+  return {wall / n, cpu / n};
+}
+
+// Like measure(), but `one()` is timed alone, after a pause the clock does not count.
+Cost measure_paused(int n, const std::function<void()>& one) {
+  constexpr auto kPause = std::chrono::milliseconds(50);
+  double wall = 0;
+  double cpu = settled_busy_ms([&] {
+    for (int i = 0; i < n; ++i) {
+      std::this_thread::sleep_for(kPause);
+      auto t0 = Clock::now();
+      one();
+      wall += std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+    }
   });
   return {wall / n, cpu / n};
 }
@@ -88,13 +107,15 @@ int main(int argc, char** argv) {
   const bool have_floor = run(floor_argv) == 0;
   Cost floor = have_floor ? measure(n, [&] { run(floor_argv); }) : Cost{};
   Cost process = measure(n, [&] { run(cordon_run); });
-  Cost serial, parallel;
+  Cost base_paused = measure_paused(n, [&] { run(bwrap); });
+  Cost serial, parallel, paused;
   {
     cordon::bench::McpServer server(CORDON_CLI, {"--policy", "standard", "--workspace", dir});
     server.calls(1);  // the first call probes the backends
     serial = measure(n, [&] { server.calls(1); });
     parallel = measure(
         n, [&] { server.calls(4); }, 4);
+    paused = measure_paused(n, [&] { server.calls(1); });
   }
   ::rmdir(dir);
   std::printf("mcp: %d commands of /bin/true, standard policy, per command\n", n);
@@ -103,6 +124,9 @@ int main(int argc, char** argv) {
   line("cordon run process", process, base);
   line("cordon mcp, one call at a time", serial, base);
   line("cordon mcp, 4 calls at a time", parallel, base);
+  std::printf("%-34s %7.2f ms  (baseline) | CPU %7.2f ms\n", "bwrap spawn, 50 ms apart",
+              base_paused.wall_ms, base_paused.cpu_ms);
+  line("cordon mcp, calls 50 ms apart", paused, base_paused);
   if (have_floor) {
     line("floor (fresh sandbox, no cordon)", floor, base);
     const long cpus = ::sysconf(_SC_NPROCESSORS_ONLN);

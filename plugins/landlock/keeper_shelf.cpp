@@ -111,16 +111,6 @@ bool KeeperShelf::warm(bool network) const {
   return kinds_[network ? 1 : 0].asked >= 2;
 }
 
-void KeeperShelf::retire(UniqueFd mount_ns) {
-  if (!mount_ns || ::getpid() != owner_) return;
-  {
-    std::lock_guard lock(mutex_);
-    if (!filler_ || stopping_) return;  // closed here, as the run would have
-    retired_.push_back(std::move(mount_ns));
-  }
-  // No wake-up: the run's done() comes next, and the thread starts its next keeper first.
-}
-
 bool KeeperShelf::preparing(bool network) const {
   std::lock_guard lock(mutex_);
   return kinds_[network ? 1 : 0].filling;
@@ -142,9 +132,7 @@ void KeeperShelf::fill() {
   };
   std::unique_lock lock(mutex_);
   for (;;) {
-    cv_.wait(lock, [&] {
-      return stopping_ || !retired_.empty() || wanted(kinds_[0]) || wanted(kinds_[1]);
-    });
+    cv_.wait(lock, [&] { return stopping_ || wanted(kinds_[0]) || wanted(kinds_[1]); });
     if (stopping_) return;
     for (std::size_t i = 0; i < kinds_.size(); ++i) {
       if (!wanted(kinds_[i])) continue;
@@ -168,13 +156,6 @@ void KeeperShelf::fill() {
         kind.keeper = std::move(k);
       }
       cv_.notify_all();  // a run may be waiting for this one
-    }
-    // After the next keeper: the run that retired these waits for that one, not for them.
-    if (!retired_.empty()) {
-      std::vector<UniqueFd> closing = std::exchange(retired_, {});
-      lock.unlock();
-      closing.clear();
-      lock.lock();
     }
   }
 }

@@ -31,9 +31,7 @@
 #include <optional>
 #include <string>
 #include <thread>
-#include <vector>
 
-#include "fd.hpp"
 #include "idmap.hpp"
 #include "keeper.hpp"
 #include "layout.hpp"
@@ -72,14 +70,6 @@ class KeeperShelf {
   /// True from the second request of a kind on: runs of that kind repeat.
   bool warm(bool network) const;
 
-  /// Takes a finished sandbox's mount namespace (its keeper reaped, so nothing runs in it) and
-  /// closes it on the shelf's thread. Freeing a mount tree makes the kernel wait out an RCU grace
-  /// period (0.3-0.5 ms on the development VM); held here, it is not the keeper's death that
-  /// waits, and so not the run whose result waits for that death. The thread closes it after
-  /// the next keeper it prepares, once the run's done() has come. Closed at once in a process
-  /// whose shelf has no thread, and in a fork's copy.
-  void retire(UniqueFd mount_ns);
-
   /// True while the shelf's thread is preparing a keeper of a kind (for tests).
   bool preparing(bool network) const;
 
@@ -100,8 +90,7 @@ class KeeperShelf {
 
   mutable std::mutex mutex_;
   std::condition_variable cv_;
-  std::array<Kind, 2> kinds_;      ///< [0]: the host's network; [1]: a network namespace
-  std::vector<UniqueFd> retired_;  ///< mount namespaces the thread is to close
+  std::array<Kind, 2> kinds_;  ///< [0]: the host's network; [1]: a network namespace
   bool stopping_ = false;
   std::unique_ptr<std::thread> filler_;  ///< started with the second request of a kind
   const pid_t owner_;                    ///< the process the keepers belong to

@@ -247,15 +247,6 @@ ChildSpec make_spec(const Prepared& p, const ChildData& d, const Pipes& pipes, i
   return spec;
 }
 
-// The keeper's descriptor of its mount namespace, taken out of it (the spec keeps its number).
-UniqueFd take_mount_ns(Keeper& keeper) {
-  for (int i = 0; i < keeper.ns_count; ++i) {
-    auto k = static_cast<std::size_t>(i);
-    if (keeper.ns_types[k] == CLONE_NEWNS) return std::move(keeper.ns[k]);
-  }
-  return UniqueFd{};
-}
-
 // Owns the keeper until the command's process takes it over.
 struct KeeperGuard {
   Keeper keeper;
@@ -312,11 +303,6 @@ void LandlockBackend::execute(const Plan& plan, OutputSink& sink, RunResult& res
   Pipes pipes(plan.stdin_data.has_value());
   UniqueFd ruleset = create_ruleset(p.rules);
   ChildSpec spec = make_spec(p, data, pipes, ruleset.get(), program, cgroup.get(), guard.keeper);
-  // Where runs repeat (a server, the C++ API), the mount namespace outlives the keeper and the
-  // shelf's thread frees it once the result is out (KeeperShelf::retire). `cordon run` leaves
-  // it to the keeper's death, which runs beside its tidying up.
-  UniqueFd mount_ns;
-  if (keepers_.warm(fresh_net)) mount_ns = take_mount_ns(guard.keeper);
   // Before the start: made after it, it let the command's process come sooner only to poll
   // longer for the keeper's tree (+0.3 ms of CPU per run, measured).
   result.report =
@@ -342,7 +328,6 @@ void LandlockBackend::execute(const Plan& plan, OutputSink& sink, RunResult& res
   Totals totals = totals_of(cgroup.get());
   if (cgroup && cgroup->remove_if_empty()) cgroup.reset();
   reap_keeper(started, outcome);
-  keepers_.retire(std::move(mount_ns));
   fill_outcome(
       outcome, plan, p.identity, totals,
       [&](const std::string& path) {

@@ -16,7 +16,6 @@
 #include <cerrno>
 #include <chrono>
 #include <cstddef>
-#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -61,16 +60,6 @@ bool warmed(KeeperShelf& shelf) {
     shelf.done(false);
   }
   return eventually([&] { return shelf.ready_pid(false) != 0; });
-}
-
-// Descriptors of this process that refer to `target` (a namespace: "mnt:[4026531841]").
-int fds_to(const std::string& target) {
-  int n = 0;
-  for (const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) {
-    std::error_code ec;
-    n += std::filesystem::read_symlink(e.path(), ec).string() == target && !ec;
-  }
-  return n;
 }
 
 const char* name_of(KeeperStart how) {
@@ -357,56 +346,5 @@ TEST_CASE("keeper shelf: a tree prepared ahead serves only a run that plans the 
     INFO("unblocked, run " << i);
     CHECK(attempt() == "yes\nno\nyes\n");
     std::this_thread::sleep_for(100ms);
-  }
-}
-
-TEST_CASE("keeper shelf: a retired mount namespace is closed by the shelf, never kept",
-          "[userns][keeper]") {
-  if (!sandbox_available()) return;
-  const std::string ours = std::filesystem::read_symlink("/proc/self/ns/mnt").string();
-  auto retire_ours = [](KeeperShelf& shelf) {
-    UniqueFd ns(::open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC));
-    REQUIRE(ns);
-    shelf.retire(std::move(ns));
-  };
-  {
-    KeeperShelf cold;  // no thread: closed at once
-    retire_ours(cold);
-    CHECK(fds_to(ours) == 0);
-  }
-  KeeperShelf shelf;
-  REQUIRE(warmed(shelf));
-  for (int i = 0; i < 3; ++i) {
-    retire_ours(shelf);
-    shelf.done(false);  // what follows a run's retire
-  }
-  CHECK(eventually([&] { return fds_to(ours) == 0; }));
-}
-
-TEST_CASE("keeper shelf: a run in a warm process leaves its mount namespace open to no one",
-          "[userns][keeper]") {
-  if (!sandbox_available()) return;
-  TempDir ws;
-  auto policy = base_policy(ws.path(), "/nonexistent-home");
-  LandlockBackend local(BackendContext{"landlock", nullptr, {}});
-  std::vector<std::string> seen;
-  int held = 0;  // runs whose namespace this process still held as the run returned
-  for (int i = 0; i < 6; ++i) {
-    INFO("run " << i);
-    CaptureSink sink;
-    auto r = local.run(
-        make_plan(policy, ws.path(), {"/bin/sh", "-c", "echo $$; readlink /proc/self/ns/mnt"}),
-        sink);
-    REQUIRE_FALSE(r.error);
-    REQUIRE(sink.out.rfind("2\nmnt:[", 0) == 0);  // pid 2 of a fresh sandbox, and its namespace
-    seen.push_back(sink.out.substr(2, sink.out.size() - 3));
-    held += fds_to(seen.back()) == 1;
-  }
-  // Warm from the second run on, each namespace is held past its keeper's death, and closed
-  // only after the shelf's next keeper is ready: milliseconds after the run has returned.
-  CHECK(held >= 1);
-  for (const auto& ns : seen) {
-    INFO(ns);
-    CHECK(eventually([&] { return fds_to(ns) == 0; }));
   }
 }

@@ -27,6 +27,14 @@ namespace {
 
 const char* kPolicy = "version = 1\n[filesystem]\nread = \"host\"\n[limits]\ntimeout = \"20s\"\n";
 
+// kPolicy written into `s`: its path, or "" when landlock cannot run it here (the case is then
+// skipped or, under CI=true, failed, by landlock_usable()).
+std::string landlock_policy(const itest::Scratch& s) {
+  std::ofstream(s / "p.toml") << kPolicy;
+  std::string policy = (s / "p.toml").string();
+  return itest::landlock_usable(policy) ? policy : std::string();
+}
+
 // The front end alone, as bin/cordon under `root`: no libexec/cordon/cordon beside it.
 fs::path lone_front(const fs::path& root) {
   fs::create_directories(root / "bin");
@@ -89,9 +97,8 @@ bool refused_hand_off(const escape::Exit& r, const fs::path& root) {
 
 TEST_CASE("front: run --backend landlock runs in the front end itself", "[front][cli]") {
   itest::Scratch s;
-  std::ofstream(s / "p.toml") << kPolicy;
-  std::string policy = (s / "p.toml").string();
-  if (!itest::landlock_usable(policy)) return;
+  std::string policy = landlock_policy(s);
+  if (policy.empty()) return;
   std::vector<std::string> args = {"run",         "--backend",    "landlock", "--policy",  policy,
                                    "--workspace", s.dir.string(), "--",       "/bin/echo", "hi"};
   auto here = itest::run_cli(args, {{"CORDON_LOG", "debug"}});
@@ -116,9 +123,8 @@ TEST_CASE("front: a stack limit that refuses the populate at entry does not stop
     return;
   }
   itest::Scratch s;
-  std::ofstream(s / "p.toml") << kPolicy;
-  std::string policy = (s / "p.toml").string();
-  if (!itest::landlock_usable(policy)) return;
+  std::string policy = landlock_policy(s);
+  if (policy.empty()) return;
   std::string script = "ulimit -s 100 && exec " + std::string(CORDON_CLI) +
                        " run --backend landlock --policy " + policy + " --workspace " +
                        s.dir.string() + " -- /bin/echo hi";
@@ -134,9 +140,8 @@ TEST_CASE("front: a stack limit that refuses the populate at entry does not stop
 TEST_CASE("front: started with SIGCHLD ignored, cordon still reports how its command ended",
           "[front][cli]") {
   itest::Scratch s;
-  std::ofstream(s / "p.toml") << kPolicy;
-  std::string policy = (s / "p.toml").string();
-  if (!itest::landlock_usable(policy)) return;
+  std::string policy = landlock_policy(s);
+  if (policy.empty()) return;
   for (const char* program : {CORDON_CLI, CORDON_FULL_CLI}) {
     INFO(program);
     pid_t pid = ::fork();
@@ -227,9 +232,8 @@ TEST_CASE("front: a yaml policy is read by the full executable", "[front][cli]")
 TEST_CASE("front: a run that reads cordon's stdin is handed off before reading it",
           "[front][cli]") {
   itest::Scratch s;
-  std::ofstream(s / "p.toml") << kPolicy;
-  std::string policy = (s / "p.toml").string();
-  if (!itest::landlock_usable(policy)) return;
+  std::string policy = landlock_policy(s);
+  if (policy.empty()) return;
   std::string tail = " run --stdin - --backend landlock --policy " + policy + " --workspace " +
                      s.dir.string() + " -- /bin/cat";
   auto here = run("/bin/sh", {"-c", "printf 'from stdin' | " + std::string(CORDON_CLI) + tail});
@@ -247,9 +251,8 @@ TEST_CASE("front: as root, a workspace owner outside /etc/passwd is looked up by
           "[front][cli]") {
   if (!as_root("only root maps the sandbox to the workspace's owner")) return;
   itest::Scratch s;
-  std::ofstream(s / "p.toml") << kPolicy;
-  std::string policy = (s / "p.toml").string();
-  if (!itest::landlock_usable(policy)) return;
+  std::string policy = landlock_policy(s);
+  if (policy.empty()) return;
   fs::create_directories(s / "ws");
   // 65534 (nobody) is in /etc/passwd; 3987654 is in no user database.
   for (uid_t owner : {65534u, 3987654u}) {
@@ -292,9 +295,8 @@ TEST_CASE("front: without /proc it refuses to hand off, and never runs a 'cordon
 TEST_CASE("front: a keeper no run takes is gone when cordon is", "[front][cli][userns]") {
   REQUIRE(::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0);
   itest::Scratch s;
-  std::ofstream(s / "p.toml") << kPolicy;
-  std::string policy = (s / "p.toml").string();
-  if (!itest::landlock_usable(policy)) return;
+  std::string policy = landlock_policy(s);
+  if (policy.empty()) return;
   std::ofstream(s / "net.toml") << kPolicy << "[network]\nallow = true\n";
   std::ofstream(s / "p.yaml") << "version: 1\nfilesystem:\n  read: host\n";
   std::string yaml = (s / "p.yaml").string();
@@ -330,9 +332,8 @@ TEST_CASE("front: its keeper shares the front end's memory, the command has its 
           "[front][cli][userns]") {
   if (!as_root("kcmp of a process that is not dumpable needs root")) return;
   itest::Scratch s;
-  std::ofstream(s / "p.toml") << kPolicy;
-  std::string policy = (s / "p.toml").string();
-  if (!itest::landlock_usable(policy)) return;
+  std::string policy = landlock_policy(s);
+  if (policy.empty()) return;
   pid_t cordon = ::fork();
   if (cordon == 0) {
     ::execl(CORDON_CLI, CORDON_CLI, "run", "--backend", "landlock", "--policy", policy.c_str(),

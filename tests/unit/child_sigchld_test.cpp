@@ -7,36 +7,27 @@
 #include <catch2/catch.hpp>
 #include <cordon/sdk/child.hpp>
 
-#include <cstring>
 #include <string>
 
+#include "child_signal.hpp"
 #include "runtime_test_support.hpp"
 
 using namespace cordon;
 
 namespace {
 
-struct sigaction action(void (*handler)(int), int flags) {
-  struct sigaction a;
-  std::memset(&a, 0, sizeof a);
-  a.sa_handler = handler;
-  a.sa_flags = flags;
-  sigemptyset(&a.sa_mask);
-  return a;
-}
+using cordon::testing::child_action;
 
-// `argv` run through the toolkit while SIGCHLD is `chld`; the old action is back afterwards.
+// `argv` run through the toolkit while SIGCHLD is `chld`.
 RunResult run_with(const struct sigaction& chld, std::vector<std::string> argv) {
   Plan plan;
   plan.argv = std::move(argv);
   plan.workspace = "/";
   plan.env = {{"PATH", "/usr/bin:/bin"}};
-  struct sigaction old;
-  ::sigaction(SIGCHLD, &chld, &old);
-  cordon::test::Collect sink;
-  RunResult r = sdk::child_result(sdk::run_child(sdk::child_spec(plan, "/"), sink), plan);
-  ::sigaction(SIGCHLD, &old, nullptr);
-  return r;
+  return cordon::testing::with_child_action(chld, [&] {
+    cordon::test::Collect sink;
+    return sdk::child_result(sdk::run_child(sdk::child_spec(plan, "/"), sink), plan);
+  });
 }
 
 }  // namespace
@@ -44,7 +35,7 @@ RunResult run_with(const struct sigaction& chld, std::vector<std::string> argv) 
 TEST_CASE("sdk: with SIGCHLD ignored a run is refused, CRD1002; with its default it runs",
           "[sdk]") {
   const std::vector<std::string> argv = {"/bin/sh", "-c", "sleep 0.1; exit 6"};
-  for (const auto& refused : {action(SIG_IGN, 0), action(SIG_DFL, SA_NOCLDWAIT)}) {
+  for (const auto& refused : {child_action(SIG_IGN, 0), child_action(SIG_DFL, SA_NOCLDWAIT)}) {
     ::sigaction(SIGCHLD, &refused, nullptr);
     auto reason = sdk::children_not_waitable();
     ::signal(SIGCHLD, SIG_DFL);
@@ -57,7 +48,7 @@ TEST_CASE("sdk: with SIGCHLD ignored a run is refused, CRD1002; with its default
     CHECK(r.exit_code == -1);
   }
   CHECK_FALSE(sdk::children_not_waitable());
-  RunResult r = run_with(action(SIG_DFL, 0), argv);
+  RunResult r = run_with(child_action(SIG_DFL, 0), argv);
   INFO((r.error ? r.error->render() : std::string()));
   CHECK_FALSE(r.error);
   CHECK(r.exit_code == 6);

@@ -6,10 +6,10 @@
 
 #include <atomic>
 #include <chrono>
-#include <cstring>
 #include <string>
 #include <thread>
 
+#include "child_signal.hpp"
 #include "support.hpp"
 
 using namespace cordon;
@@ -91,31 +91,22 @@ TEST_CASE("lifecycle: a host that has SIGCHLD ignored gets a refusal, not a hang
   TempDir ws;
   auto policy = base_policy(ws.path(), "/nonexistent-home");
   auto run_with = [&](const struct sigaction& chld) {
-    struct sigaction old;
-    ::sigaction(SIGCHLD, &chld, &old);
-    auto plan = make_plan(policy, ws.path(), {"/bin/sh", "-c", "sleep 0.2; exit 5"});
-    plan.deadline = std::chrono::steady_clock::now() + 20s;
-    CaptureSink sink;
-    auto r = backend().run(plan, sink);
-    ::sigaction(SIGCHLD, &old, nullptr);
-    return r;
+    return cordon::testing::with_child_action(chld, [&] {
+      auto plan = make_plan(policy, ws.path(), {"/bin/sh", "-c", "sleep 0.2; exit 5"});
+      plan.deadline = std::chrono::steady_clock::now() + 20s;
+      CaptureSink sink;
+      return backend().run(plan, sink);
+    });
   };
-  auto action = [](void (*handler)(int), int flags) {
-    struct sigaction a;
-    std::memset(&a, 0, sizeof a);
-    a.sa_handler = handler;
-    a.sa_flags = flags;
-    sigemptyset(&a.sa_mask);
-    return a;
-  };
-  for (const auto& refused : {action(SIG_IGN, 0), action(SIG_DFL, SA_NOCLDWAIT)}) {
+  using cordon::testing::child_action;
+  for (const auto& refused : {child_action(SIG_IGN, 0), child_action(SIG_DFL, SA_NOCLDWAIT)}) {
     auto r = run_with(refused);
     REQUIRE(r.error);
     CHECK(r.error->code() == "CRD1002");
     CHECK(r.error->message().find("SIGCHLD") != std::string::npos);
     CHECK(r.exit_code == -1);
   }
-  auto r = run_with(action(SIG_DFL, 0));
+  auto r = run_with(child_action(SIG_DFL, 0));
   INFO((r.error ? r.error->render() : std::string()));
   CHECK_FALSE(r.error);
   CHECK(r.exit_code == 5);

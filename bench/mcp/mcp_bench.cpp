@@ -9,7 +9,8 @@
 // the CPUs, whatever is prepared ahead.
 // Last, calls one at a time with a pause before each, as an agent makes them (it thinks between
 // calls): the server prepares the next sandbox in the pause, so this is the wait an agent sees.
-// Measured against bwrap spawns paused the same way (an idle VM wakes more slowly).
+// Measured against bwrap spawns paused the same way: after a pause a spawn costs a little more
+// here. The CPU per call then counts the machine's background work during the pauses too.
 //   cordon-bench-mcp [N]
 #include <spawn.h>
 #include <sys/stat.h>

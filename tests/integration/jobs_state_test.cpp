@@ -15,6 +15,7 @@
 #include <functional>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 #include "cli.hpp"
 
@@ -25,9 +26,17 @@ namespace json = boost::json;
 
 namespace {
 
-// Clean-up after a failed check: a marked process that leads its own group (a job's shell, a
-// setsid bystander) takes its group with it, else the `sleep` it started outlives the test.
-void kill_with_group(pid_t pid) { ::kill(::getpgid(pid) == pid ? -pid : pid, SIGKILL); }
+// What a failed check would leave behind, killed at the end of the test: every process carrying
+// one of `markers`, and the group of one that leads its own (a job's shell, a setsid bystander),
+// else the `sleep` it started outlives the test.
+struct Reap {
+  std::vector<std::string> markers;
+  ~Reap() {
+    for (const auto& m : markers)
+      for (pid_t pid : escape::pids_with_marker(m))
+        ::kill(::getpgid(pid) == pid ? -pid : pid, SIGKILL);
+  }
+};
 
 std::string test_user() {
   const char* u = std::getenv("CORDON_TEST_USER");
@@ -284,12 +293,7 @@ TEST_CASE("jobs: what a lost job left is ended by stop, and gc keeps a record wh
     return id;
   };
   auto marker = escape::unique_marker("cordon-lost-job");
-  struct Reap {  // what a failed check would leave behind
-    std::string marker;
-    ~Reap() {
-      for (pid_t pid : escape::pids_with_marker(marker)) kill_with_group(pid);
-    }
-  } reap{marker};
+  Reap reap{{marker}};
   auto id = lose_one(marker);
   auto list = user_cordon({"job", "list"});
   CHECK(list.out.find(id + "\tlost") != std::string::npos);
@@ -442,13 +446,7 @@ TEST_CASE("jobs: a job record that something else rewrote is never acted on",
   UserJobs jobs(*user);
   auto marker = escape::unique_marker("cordon-sealed-job");
   auto bystander = escape::unique_marker("cordon-bystander");
-  struct Reap {
-    std::vector<std::string> markers;
-    ~Reap() {
-      for (const auto& m : markers)
-        for (pid_t pid : escape::pids_with_marker(m)) kill_with_group(pid);
-    }
-  } reap{{marker, bystander}};
+  Reap reap{{marker, bystander}};
   auto started =
       jobs.cordon({"job", "start", "--backend", "none", "--policy", jobs.policy, "--workspace",
                    jobs.s.dir.string(), "--", "sh", "-c", "echo up; sleep 1000; : " + marker});

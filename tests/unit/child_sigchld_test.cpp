@@ -36,9 +36,8 @@ TEST_CASE("sdk: with SIGCHLD ignored a run is refused, CRD1002; with its default
           "[sdk]") {
   const std::vector<std::string> argv = {"/bin/sh", "-c", "sleep 0.1; exit 6"};
   for (const auto& refused : {child_action(SIG_IGN, 0), child_action(SIG_DFL, SA_NOCLDWAIT)}) {
-    ::sigaction(SIGCHLD, &refused, nullptr);
-    auto reason = sdk::children_not_waitable();
-    ::signal(SIGCHLD, SIG_DFL);
+    auto reason =
+        cordon::testing::with_child_action(refused, [] { return sdk::children_not_waitable(); });
     REQUIRE(reason);
     CHECK(reason->code() == "CRD1002");
     RunResult r = run_with(refused, argv);

@@ -88,13 +88,24 @@ class Inbox {
  public:
   explicit Inbox(Out& out) : out_(out), reader_([this] { loop(); }) { reader_.detach(); }
 
+  /// The next message for the main thread, which has answered the one before.
   std::optional<Message> next() {
     std::unique_lock lock(mutex_);
+    main_busy_ = false;
     ready_.wait(lock, [this] { return !queue_.empty() || closed_; });
     if (queue_.empty()) return std::nullopt;
     Message m = std::move(queue_.front());
     queue_.pop_front();
+    main_busy_ = true;
     return m;
+  }
+
+  /// From now on (until given nothing), a tools/call goes to `calls` from the reader's thread
+  /// when no message before it is still with the main thread, which would only pass it on: a
+  /// hand-off between threads fewer per call, and the order of messages kept.
+  void route_calls(std::function<void(Message)> calls) {
+    std::lock_guard lock(mutex_);
+    route_ = std::move(calls);
   }
 
   // A call in progress: its id and stop token.
@@ -145,6 +156,11 @@ class Inbox {
       return;
     }
     std::lock_guard lock(mutex_);
+    if (route_ && queue_.empty() && !main_busy_ && m->kind == Message::Kind::request &&
+        m->method == "tools/call") {
+      route_(std::move(*m));
+      return;
+    }
     if (m->kind == Message::Kind::response) {
       if (auto it = answers_.find(json::serialize(m->id)); it != answers_.end()) {
         it->second = std::move(m->params);
@@ -193,6 +209,8 @@ class Inbox {
   std::condition_variable ready_;
   std::deque<Message> queue_;
   bool closed_ = false;
+  bool main_busy_ = false;              // the main thread has a message in hand
+  std::function<void(Message)> route_;  // where calls go past the main thread
   struct Call {
     std::shared_ptr<StopToken> stop;
     bool cancelled = false;
@@ -411,6 +429,11 @@ int mcp_main(const McpArgs& a) {
   Workers workers([&](const Message& m) {
     if (auto reply = answer(m, tools, *inbox, out, client)) out.line(*reply);
   });
+  inbox->route_calls([&workers](Message m) { workers.submit(std::move(m)); });
+  struct Unroute {  // before the workers go, however this function is left
+    Inbox& inbox;
+    ~Unroute() { inbox.route_calls(nullptr); }
+  } unroute{*inbox};
   while (auto m = inbox->next()) {
     if (m->kind == Message::Kind::invalid) {
       out.line(error_line(m->id, kInvalidRequest, m->problem));

@@ -107,6 +107,26 @@ for _ in range(50):
     time.sleep(0.1)
 check(not alive, "and its background command is stopped")
 
+# Messages sent together are each taken: a call written right behind the initialize request
+# runs knowing what the client declared there (it can be asked, so the call asks first).
+p = subprocess.Popen([cordon, "mcp", "--policy", "standard", "--workspace", workspace,
+                      "--approve", "all"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
+send('{"jsonrpc":"2.0","id":"i","method":"initialize","params":{"protocolVersion":"2025-06-18",'
+     '"capabilities":{"elicitation":{}},"clientInfo":{"name":"raw","version":"1"}}}\n'
+     '{"jsonrpc":"2.0","id":"c","method":"tools/call","params":{"name":"execute_command",'
+     '"arguments":{"argv":["true"]}}}')
+first, second = reply(), reply()
+check(first and first.get("id") == "i" and "result" in first, "pipelined: initialize answered first")
+asked = second and second.get("method") == "elicitation/create"
+check(asked, "then the call asks for approval (it knows the client can be asked)")
+if asked:
+    send(json.dumps({"jsonrpc": "2.0", "id": second["id"], "result": {"action": "decline"}}))
+    r = (reply() or {}).get("result", {})
+    text = "".join(c.get("text", "") for c in r.get("content", []))
+    check(r.get("isError") and "declined" in text, "and, declined, is refused")
+p.stdin.close()
+p.wait(timeout=30)
+
 # The operator's policy is fixed when the server starts: rewriting its file later changes no
 # call, and the file as it is when a server starts is what that server enforces.
 policy_dir = tempfile.mkdtemp(prefix="cordon-mcp-policy-")

@@ -6,6 +6,7 @@
 #include <unistd.h>
 #include <cordon/request.hpp>
 
+#include <algorithm>
 #include <random>
 
 namespace cordon::cli::mcp {
@@ -15,28 +16,6 @@ namespace json = boost::json;
 namespace {
 
 constexpr std::uint64_t kChunk = 1u << 20;
-
-class SpillSink final : public OutputSink {
- public:
-  SpillSink(OwnedFd fd, OutputSink& inner) : fd_(std::move(fd)), inner_(inner) {}
-  void write(Stream stream, std::string_view chunk) override {
-    inner_.write(stream, chunk);
-    if (written_ >= kSpillMax) return;
-    std::string_view part = chunk.substr(0, kSpillMax - written_);
-    while (!part.empty()) {
-      ssize_t n = ::write(fd_.get(), part.data(), part.size());
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return;
-      part.remove_prefix(static_cast<std::size_t>(n));
-      written_ += static_cast<std::uint64_t>(n);
-    }
-  }
-
- private:
-  OwnedFd fd_;
-  OutputSink& inner_;
-  std::uint64_t written_ = 0;
-};
 
 // `data` cut back to a whole UTF-8 character when a chunk ended inside one.
 bool utf8_prefix(std::string& data) {
@@ -55,6 +34,44 @@ bool plain_id(const std::string& id) {
 }
 
 }  // namespace
+
+SpillSink::SpillSink(const PrivateDir& dir, std::string id, std::uint64_t hold, OutputSink& inner)
+    : dir_(dir), id_(std::move(id)), hold_(std::min(hold, kSpillHoldMax)), inner_(inner) {}
+
+void SpillSink::write(Stream stream, std::string_view chunk) {
+  inner_.write(stream, chunk);
+  if (failed_ || written_ >= kSpillMax) return;
+  std::string_view part = chunk.substr(0, kSpillMax - written_);
+  if (!fd_) {
+    if (held_.size() + part.size() <= hold_) {
+      held_.append(part);
+      written_ += part.size();
+      return;
+    }
+    try {
+      fd_ = dir_.create_file(id_, O_WRONLY);
+    } catch (const Error&) {
+      failed_ = true;  // the result still carries head and tail, and names no spill
+      return;
+    }
+    std::string held = std::move(held_);
+    held_.clear();
+    written_ = 0;
+    if (!put(held)) return;
+  }
+  put(part);
+}
+
+bool SpillSink::put(std::string_view part) {
+  while (!part.empty()) {
+    ssize_t n = ::write(fd_.get(), part.data(), part.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    part.remove_prefix(static_cast<std::size_t>(n));
+    written_ += static_cast<std::uint64_t>(n);
+  }
+  return true;
+}
 
 Spill::Spill(const std::filesystem::path& state) {
   if (state.empty()) return;
@@ -79,11 +96,10 @@ Spill::~Spill() {
 
 std::filesystem::path Spill::dir() const { return dir_ ? dir_->path() : std::filesystem::path(); }
 
-std::unique_ptr<OutputSink> Spill::sink(OutputSink& inner, std::string& id) {
+std::unique_ptr<SpillSink> Spill::sink(OutputSink& inner, std::uint64_t hold) {
   if (!dir_) return nullptr;
   std::lock_guard lock(mutex_);
-  id = "out-" + std::to_string(++next_);
-  return std::make_unique<SpillSink>(dir_->create_file(id, O_WRONLY), inner);
+  return std::make_unique<SpillSink>(*dir_, "out-" + std::to_string(++next_), hold, inner);
 }
 
 bool Spill::owns(const std::string& id) const {

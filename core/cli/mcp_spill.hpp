@@ -15,11 +15,45 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace cordon::cli::mcp {
 
 /// The most one command's spill keeps; beyond it the file stops growing and says so.
 inline constexpr std::uint64_t kSpillMax = 256ull << 20;
+
+/// A spill file's output is held in memory up to this much (or the policy's cap, if smaller)
+/// before the file is made: a short output, most of them, costs no file.
+inline constexpr std::uint64_t kSpillHoldMax = 64u << 10;
+
+/// One foreground run's spill: everything written goes on to `inner`, and into the spill file,
+/// in the order it comes. The file is made once the output passes what is held (`hold`, at
+/// most kSpillHoldMax; an output the result can carry whole never needs a file), with what was
+/// held first.
+class SpillSink final : public OutputSink {
+ public:
+  SpillSink(const PrivateDir& dir, std::string id, std::uint64_t hold, OutputSink& inner);
+  void write(Stream stream, std::string_view chunk) override;
+
+  /// The spill's id ("out-3").
+  const std::string& id() const { return id_; }
+  /// Whether the file was made (and so holds the output, up to kSpillMax).
+  bool made() const { return static_cast<bool>(fd_); }
+  /// Whether the file was needed and could not be made.
+  bool failed() const { return failed_; }
+
+ private:
+  bool put(std::string_view part);
+
+  const PrivateDir& dir_;
+  std::string id_;
+  std::uint64_t hold_;
+  OutputSink& inner_;
+  std::string held_;
+  OwnedFd fd_;
+  bool failed_ = false;
+  std::uint64_t written_ = 0;
+};
 
 class Spill {
  public:
@@ -33,9 +67,9 @@ class Spill {
   /// The directory every run must keep out of the sandbox's reach; empty when off.
   std::filesystem::path dir() const;
 
-  /// A sink that writes everything to a new spill file, in the order it comes, and passes it
-  /// on to `inner`. `id` gets the spill's id ("out-3"); nullptr when spilling is off.
-  std::unique_ptr<OutputSink> sink(OutputSink& inner, std::string& id);
+  /// A new spill for one run, under a new id, holding up to `hold` bytes before its file is
+  /// made (pass the policy's cap); nullptr when spilling is off.
+  std::unique_ptr<SpillSink> sink(OutputSink& inner, std::uint64_t hold);
 
   /// Whether `id` names a spill of this server.
   bool owns(const std::string& id) const;

@@ -267,17 +267,20 @@ json::object Tools::execute(const json::object& args, std::shared_ptr<StopToken>
   CollectSink collected;
   detail::CappedSink kept(collected, inv.policy.limits.max_output_bytes);
   ProgressSink progressing(kept, progress);
-  std::string spill_id;
-  std::unique_ptr<OutputSink> spilling;
+  std::unique_ptr<SpillSink> spilling;
   if (!spill_->dir().empty()) {
+    spilling = spill_->sink(progressing, inv.policy.limits.max_output_bytes);
     inv.policy.limits.max_output_bytes = kSpillMax;
     inv.protected_paths.push_back(spill_->dir());
-    spilling = spill_->sink(progressing, spill_id);
   }
   auto registry = take_registry();
-  RunOutcome out = run_invocation(*registry, inv, spilling ? *spilling : progressing);
+  OutputSink& sink = spilling ? static_cast<OutputSink&>(*spilling) : progressing;
+  RunOutcome out = run_invocation(*registry, inv, sink);
   give_registry(std::move(registry));
   progressing.flush();
+  // The spill's id when its file was made, closed now.
+  const std::string spill_id = spilling && spilling->made() ? spilling->id() : std::string();
+  const bool spill_failed = spilling && spilling->failed();
   spilling.reset();
   kept.finish();
   if (out.result.error && out.backend.empty()) {
@@ -310,6 +313,10 @@ json::object Tools::execute(const json::object& args, std::shared_ptr<StopToken>
         "\n[the output passed the cap: all of it is kept; read it with get_command_output, "
         "process_id \"" +
         spill_id + "\", since 0, then each next_offset]";
+  else if (spill_failed && (kept.truncated(Stream::out) || kept.truncated(Stream::err)))
+    text +=
+        "\n[the output passed the cap, and the server could not keep the rest: its spill "
+        "file could not be made]";
   auto r = text_result(text, out.result.error.has_value());
   r["structuredContent"] = std::move(structured);
   return r;

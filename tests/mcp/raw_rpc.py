@@ -127,6 +127,62 @@ if asked:
 p.stdin.close()
 p.wait(timeout=30)
 
+# Spill files: a run's whole output is kept once it passes what the server holds in memory, in
+# order (held part first), and read back exactly; a short output makes no file at all.
+p = subprocess.Popen([cordon, "mcp", "--policy", "standard", "--workspace", workspace],
+                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
+
+
+spill = None
+
+
+def spill_files():
+    """The files in this server's spill directory, found through the descriptor it holds."""
+    fd_dir = "/proc/%d/fd" % p.pid
+    for fd in os.listdir(fd_dir):
+        try:
+            target = os.readlink(os.path.join(fd_dir, fd))
+        except OSError:
+            continue
+        if "/cordon/mcp/server-%d-" % p.pid in target:  # all but the spill kept above
+            return sorted(f for f in os.listdir(target) if f != spill)
+    return None
+
+
+def run_argv(id, argv, look_after=None):
+    send(json.dumps({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                     "params": {"name": "execute_command", "arguments": {"argv": argv}}}))
+    seen = None
+    if look_after is not None:
+        time.sleep(look_after)
+        seen = spill_files()
+    return (reply() or {}).get("result", {}), seen
+
+
+r, _ = run_argv("s1", ["seq", "1", "300000"])
+spill = r.get("structuredContent", {}).get("process_id")
+whole, offset = "", 0
+for _ in range(20):
+    send(json.dumps({"jsonrpc": "2.0", "id": "g", "method": "tools/call",
+                     "params": {"name": "get_command_output",
+                                "arguments": {"process_id": spill, "since": offset}}}))
+    part = (reply() or {}).get("result", {}).get("structuredContent", {})
+    whole += part.get("output", "")
+    offset = part.get("next_offset", offset)
+    if not part.get("more"):
+        break
+expected = "".join("%d\n" % i for i in range(1, 300001))
+check(spill and whole == expected, "output over the cap is kept whole and in order (%d bytes)" % len(whole))
+r, seen = run_argv("s2", ["sh", "-c", "echo short; sleep 1.5"], look_after=0.8)
+check(seen == [], "a short output makes no spill file while it runs (%s)" % seen)
+r, seen = run_argv("s3", ["sh", "-c", "head -c 100000 /dev/zero | tr '\\0' y; sleep 1.5"],
+                   look_after=0.8)
+check(seen is not None and len(seen) == 1, "a longer one has its file while it runs (%s)" % seen)
+check(not r.get("structuredContent", {}).get("process_id") and spill_files() == [],
+      "and, under the cap, names no spill and leaves no file")
+p.stdin.close()
+p.wait(timeout=30)
+
 # The operator's policy is fixed when the server starts: rewriting its file later changes no
 # call, and the file as it is when a server starts is what that server enforces.
 policy_dir = tempfile.mkdtemp(prefix="cordon-mcp-policy-")

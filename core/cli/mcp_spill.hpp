@@ -27,9 +27,9 @@ inline constexpr std::uint64_t kSpillMax = 256ull << 20;
 inline constexpr std::uint64_t kSpillHoldMax = 64u << 10;
 
 /// One foreground run's spill: everything written goes on to `inner`, and into the spill file,
-/// in the order it comes. The file is made once the output passes what is held (`hold`, at
-/// most kSpillHoldMax; an output the result can carry whole never needs a file), with what was
-/// held first.
+/// in the order it comes. The file is made, with what was held first, once the output passes
+/// what is held in memory (`hold`, at most kSpillHoldMax): an output no longer than that never
+/// makes a file.
 class SpillSink final : public OutputSink {
  public:
   SpillSink(const PrivateDir& dir, std::string id, std::uint64_t hold, OutputSink& inner);

@@ -88,7 +88,8 @@ Keeper KeeperShelf::take(bool network, const Order* order) {
     if (kind.asked >= 2 && !stopping_ && !filler_)
       filler_ = std::make_unique<std::thread>([this] { fill(); });
   }
-  cv_.notify_all();
+  // Nothing here is what another waits for (the thread: a kind over; a run: a keeper prepared),
+  // and waking the thread at a run's start cost the run ~0.04 ms.
   discard_keeper(stale);
   if (k && !alive(k)) discard_keeper(k);
   return k;

@@ -12,14 +12,18 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstddef>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "keeper.hpp"
 #include "keeper_exec.hpp"
@@ -60,6 +64,23 @@ bool warmed(KeeperShelf& shelf) {
     shelf.done(false);
   }
   return eventually([&] { return shelf.ready_pid(false) != 0; });
+}
+
+// The ids of this process's threads.
+std::vector<std::string> thread_ids() {
+  std::vector<std::string> out;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task"))
+    out.push_back(task.path().filename().string());
+  return out;
+}
+
+// How often thread `tid` of this process has gone to sleep.
+long sleeps_of(const std::string& tid) {
+  std::ifstream in("/proc/self/task/" + tid + "/status");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("voluntary_ctxt_switches:", 0) == 0) return std::stol(line.substr(24));
+  return -1;
 }
 
 const char* name_of(KeeperStart how) {
@@ -216,6 +237,32 @@ TEST_CASE("keeper shelf: a kind asked for once warms nothing, from the second on
   }
   // The shelf gone, the keeper it held is gone too, reaped.
   CHECK_FALSE(exists(held));
+}
+
+TEST_CASE("keeper shelf: a run's take leaves the shelf's thread asleep, its end wakes it",
+          "[userns][keeper]") {
+  if (!sandbox_available()) return;
+  const auto before = thread_ids();
+  KeeperShelf shelf;
+  REQUIRE(warmed(shelf));
+  std::string tid;
+  for (const auto& id : thread_ids())
+    if (std::find(before.begin(), before.end(), id) == before.end()) tid = id;
+  REQUIRE_FALSE(tid.empty());
+  // Settled: asleep until a run of a kind is over.
+  long sleeps = sleeps_of(tid);
+  REQUIRE(eventually([&] {
+    std::this_thread::sleep_for(20ms);
+    return std::exchange(sleeps, sleeps_of(tid)) == sleeps;
+  }));
+  Keeper k = shelf.take(false, nullptr);
+  REQUIRE(k);
+  std::this_thread::sleep_for(100ms);
+  CHECK(sleeps_of(tid) == sleeps);
+  discard_keeper(k);
+  shelf.done(false);
+  REQUIRE(eventually([&] { return shelf.ready_pid(false) != 0; }));
+  CHECK(sleeps_of(tid) > sleeps);
 }
 
 TEST_CASE("keeper shelf: a keeper that died while ready is not handed out", "[userns][keeper]") {

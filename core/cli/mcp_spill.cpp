@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <random>
+#include <utility>
 
 namespace cordon::cli::mcp {
 
@@ -54,9 +55,8 @@ void SpillSink::write(Stream stream, std::string_view chunk) {
       failed_ = true;  // the result still carries head and tail, and names no spill
       return;
     }
-    std::string held = std::move(held_);
-    held_.clear();
-    written_ = 0;
+    const std::string held = std::exchange(held_, std::string());
+    written_ = 0;  // counted again as the held part is written
     if (!put(held)) return;
   }
   put(part);

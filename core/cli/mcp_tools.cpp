@@ -290,7 +290,8 @@ json::object Tools::execute(const json::object& args, std::shared_ptr<StopToken>
   out.result.stdout_truncated = out.result.stdout_truncated || kept.truncated(Stream::out);
   out.result.stderr_truncated = out.result.stderr_truncated || kept.truncated(Stream::err);
   json::object structured = run_json(out, collected);
-  bool spilled = !spill_id.empty() && (kept.truncated(Stream::out) || kept.truncated(Stream::err));
+  const bool cut = kept.truncated(Stream::out) || kept.truncated(Stream::err);
+  const bool spilled = !spill_id.empty() && cut;
   if (spilled)
     structured["process_id"] = spill_id;
   else if (!spill_id.empty())
@@ -313,7 +314,7 @@ json::object Tools::execute(const json::object& args, std::shared_ptr<StopToken>
         "\n[the output passed the cap: all of it is kept; read it with get_command_output, "
         "process_id \"" +
         spill_id + "\", since 0, then each next_offset]";
-  else if (spill_failed && (kept.truncated(Stream::out) || kept.truncated(Stream::err)))
+  else if (spill_failed && cut)
     text +=
         "\n[the output passed the cap, and the server could not keep the rest: its spill "
         "file could not be made]";

@@ -1,8 +1,10 @@
-// The front end's entry point. Before the C library starts, it asks the kernel for the whole
-// executable's code and read-only data, for private copies of its writable pages and for the
+// The front end's entry point. Before the C library starts, it asks the kernel for the code a
+// run executes and the read-only data, for private copies of its writable pages and for the
 // stack a run grows into: a few system calls in place of about 80 page faults a run otherwise
 // takes one at a time, ~11 us each on the virtual machines cordon is developed on
-// (front/README.md, "Start-up").
+// (front/README.md, "Start-up"). Only that: every page mapped is unmapped again when cordon
+// exits, which the caller waits for, so the code laid out after the functions a run executes
+// and the unwind tables (read only when an exception is thrown) are left to be faulted in.
 //
 // It runs before glibc has relocated the program or set up thread-local storage, so it calls no
 // library function, reads no global that needs a relocation and has no stack protector: the
@@ -22,6 +24,14 @@ extern "C" {
 
 extern const ElfW(Ehdr) __ehdr_start __attribute__((visibility("hidden")));
 
+#ifdef CORDON_FRONT_HOT_END
+// Laid out right after the functions hot-functions.txt names (the build appends this name to the
+// list it gives the linker): the end of the code a run executes.
+__attribute__((used, noinline, visibility("hidden"))) void cordon_front_hot_end() {
+  asm volatile("");
+}
+#endif
+
 // A refusal changes nothing: a kernel before 5.14 says EINVAL, memory pressure ENOMEM, and the
 // pages are then faulted in as they are used, as they would be without this.
 static inline void advise(std::uintptr_t from, std::uintptr_t to, long advice) {
@@ -40,15 +50,28 @@ static inline void advise(std::uintptr_t from, std::uintptr_t to, long advice) {
 // below the arguments (less only under a smaller RLIMIT_STACK, and then the advice is refused).
 constexpr std::uintptr_t kRunStack = 96 * 1024;
 
-// Every loadable segment of the executable: the code and read-only data are mapped (they are
-// read, never copied); the relocated data, .data and .bss get their private copies now, while
-// they are still writable (the relocated part is made read-only right after the relocation);
-// and so does the stack below `sp`.
+// `to`, or `mark` where it lies inside [from, to).
+static inline std::uintptr_t cut_at(std::uintptr_t from, std::uintptr_t to, std::uintptr_t mark) {
+  return mark > from && mark < to ? mark : to;
+}
+
+// Every loadable segment of the executable: the code a run executes and the read-only data are
+// mapped (they are read, never copied), up to the end of the laid-out functions and up to the
+// unwind tables (PT_GNU_EH_FRAME, which the linker puts last, .eh_frame after it); the relocated
+// data, .data and .bss get their private copies now, while they are still writable (the
+// relocated part is made read-only right after the relocation); and so does the stack below
+// `sp`.
 __attribute__((used, visibility("hidden"), no_stack_protector)) void cordon_populate_image(
     std::uintptr_t sp) {
   advise(sp - kRunStack, sp, MADV_POPULATE_WRITE);
   const auto base = reinterpret_cast<std::uintptr_t>(&__ehdr_start);
   const auto* headers = reinterpret_cast<const ElfW(Phdr)*>(base + __ehdr_start.e_phoff);
+  std::uintptr_t unwind = 0, hot_end = 0;
+  for (int i = 0; i < __ehdr_start.e_phnum; ++i)
+    if (headers[i].p_type == PT_GNU_EH_FRAME) unwind = base + headers[i].p_vaddr;
+#ifdef CORDON_FRONT_HOT_END
+  hot_end = reinterpret_cast<std::uintptr_t>(&cordon_front_hot_end);
+#endif
   for (int i = 0; i < __ehdr_start.e_phnum; ++i) {
     const ElfW(Phdr)& h = headers[i];
     if (h.p_type != PT_LOAD) continue;
@@ -56,7 +79,7 @@ __attribute__((used, visibility("hidden"), no_stack_protector)) void cordon_popu
     if (h.p_flags & PF_W)
       advise(from, to, MADV_POPULATE_WRITE);
     else
-      advise(from, to, MADV_POPULATE_READ);
+      advise(from, cut_at(from, to, (h.p_flags & PF_X) ? hot_end : unwind), MADV_POPULATE_READ);
   }
 }
 

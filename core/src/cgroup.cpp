@@ -51,9 +51,9 @@ std::string_view next_line(std::string_view& text) {
 
 }  // namespace
 
-namespace detail {
+namespace cgroup_text {
 
-CgroupMounts cgroup_mounts(std::string_view mountinfo) {
+CgroupMounts mounts(std::string_view mountinfo) {
   CgroupMounts m;
   while (!mountinfo.empty()) {
     std::string_view line = next_line(mountinfo);
@@ -70,7 +70,7 @@ CgroupMounts cgroup_mounts(std::string_view mountinfo) {
   return m;
 }
 
-std::optional<std::string> own_cgroup(std::string_view self_cgroup, std::string_view controller) {
+std::optional<std::string> own_group(std::string_view self_cgroup, std::string_view controller) {
   while (!self_cgroup.empty()) {
     std::string_view line = next_line(self_cgroup);
     auto first = line.find(':');
@@ -84,7 +84,7 @@ std::optional<std::string> own_cgroup(std::string_view self_cgroup, std::string_
   return std::nullopt;
 }
 
-}  // namespace detail
+}  // namespace cgroup_text
 
 namespace {
 
@@ -125,10 +125,10 @@ bool has_word(const std::string& list, const std::string& word) {
   return false;
 }
 
-using Mounts = detail::CgroupMounts;
+using Mounts = cgroup_text::CgroupMounts;
 
 std::string own_group(const std::string& self_cgroup, const std::string& controller) {
-  return detail::own_cgroup(self_cgroup, controller).value_or("");
+  return cgroup_text::own_group(self_cgroup, controller).value_or("");
 }
 
 std::string unique_name(const char* prefix) {
@@ -274,7 +274,7 @@ CgroupSupport probe_cgroups(uid_t euid) noexcept {
 CgroupSupport probe_cgroups(uid_t euid, const CgroupHost& host) noexcept {
   CgroupSupport out;
   try {
-    Mounts m = detail::cgroup_mounts(host.mountinfo);
+    Mounts m = cgroup_text::mounts(host.mountinfo);
     if (probe_v2(host, m, euid, out)) return out;
     std::string v2_reason = out.evidence;
     if (probe_v1(host, m, out)) return out;

@@ -58,8 +58,8 @@ namespace {
 // What discovery reads, read once: mountinfo and this process's cgroups.
 struct CgroupView {
   std::string groups = read_text("/proc/self/cgroup", 4096).value_or("");
-  detail::CgroupMounts mounts =
-      detail::cgroup_mounts(read_text("/proc/self/mountinfo", 1 << 20).value_or(""));
+  cgroup_text::CgroupMounts mounts =
+      cgroup_text::mounts(read_text("/proc/self/mountinfo", 1 << 20).value_or(""));
 };
 
 // The mount point of the hierarchy of `controller` ("" for the v2 one), as discovery finds it.
@@ -72,7 +72,7 @@ std::string cgroup_mount(const CgroupView& view, const std::string& controller) 
 }
 
 std::optional<std::string> own_group(const CgroupView& view, const std::string& controller) {
-  return detail::own_cgroup(view.groups, controller);
+  return cgroup_text::own_group(view.groups, controller);
 }
 
 // `dir` is a directory of the cgroup filesystem (`magic`), reached without a symlink.

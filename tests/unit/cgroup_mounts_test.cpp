@@ -5,8 +5,8 @@
 
 #include "cgroup_mounts.hpp"
 
-using cordon::sdk::detail::cgroup_mounts;
-using cordon::sdk::detail::own_cgroup;
+using cordon::sdk::cgroup_text::mounts;
+using cordon::sdk::cgroup_text::own_group;
 
 namespace {
 
@@ -26,12 +26,12 @@ const char* const kMountinfo =
 
 TEST_CASE("cgroup mounts: the v2 mount and each v1 controller's, as discovery finds them",
           "[cgroups]") {
-  auto m = cgroup_mounts(kMountinfo);
+  auto m = mounts(kMountinfo);
   CHECK(m.v2 == "/sys/fs/cgroup/unified");
   CHECK(m.memory == "/mnt/memory");  // the last line wins, the one without a newline too
   CHECK(m.pids == "/sys/fs/cgroup/pids");
   CHECK(m.cpu == "/sys/fs/cgroup/cpu,cpuacct");  // "cpuacct" or "cpuset" alone is not cpu
-  auto none = cgroup_mounts("26 1 254:0 / / rw - ext4 /dev/vda rw\nno dash here\n");
+  auto none = mounts("26 1 254:0 / / rw - ext4 /dev/vda rw\nno dash here\n");
   CHECK(none.v2.empty());
   CHECK(none.memory.empty());
   CHECK(none.pids.empty());
@@ -45,12 +45,12 @@ TEST_CASE("cgroup mounts: this process's group in each hierarchy", "[cgroups]") 
       "7:memory:/m/x\n"
       "6:cpuset:/\n"
       "0::/user.slice/u.scope";
-  CHECK(own_cgroup(groups, "cpu") == "/a/b");
-  CHECK(own_cgroup(groups, "cpuacct") == "/a/b");
-  CHECK(own_cgroup(groups, "pids") == "/p");
-  CHECK(own_cgroup(groups, "memory") == "/m/x");
-  CHECK(own_cgroup(groups, "") == "/user.slice/u.scope");
-  CHECK_FALSE(own_cgroup(groups, "cpus").has_value());
-  CHECK_FALSE(own_cgroup("8:pids:/p\nbroken line\n", "").has_value());
-  CHECK_FALSE(own_cgroup("", "memory").has_value());
+  CHECK(own_group(groups, "cpu") == "/a/b");
+  CHECK(own_group(groups, "cpuacct") == "/a/b");
+  CHECK(own_group(groups, "pids") == "/p");
+  CHECK(own_group(groups, "memory") == "/m/x");
+  CHECK(own_group(groups, "") == "/user.slice/u.scope");
+  CHECK_FALSE(own_group(groups, "cpus").has_value());
+  CHECK_FALSE(own_group("8:pids:/p\nbroken line\n", "").has_value());
+  CHECK_FALSE(own_group("", "memory").has_value());
 }

@@ -12,9 +12,9 @@
 
 #include <boost/json.hpp>
 
-#include "cgroup_mounts.hpp"
-
 #include <stdexcept>
+
+#include "cgroup_mounts.hpp"
 
 namespace cordon::sdk {
 

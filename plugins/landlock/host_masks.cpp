@@ -61,12 +61,16 @@ void add_blocked(const std::vector<std::string>& given, const Writable& w, HostV
 // Whether the command could create the missing `path`: its nearest existing directory lies
 // where it may write (a write grant, or anywhere with write = "host") and its mode lets the
 // command's uid write there (group write counts: the command may be in the group).
-bool creatable(const std::string& path, const Writable& w, bool write_host) {
+bool creatable(const std::string& path, const ResolvedPath& r, const Writable& w, bool write_host) {
   // Where the command would create it: through a symlinked level (~/.config -> ~/dots/config)
-  // that lies in a write grant although its own name does not.
-  std::error_code ec;
-  auto resolved = std::filesystem::weakly_canonical(path, ec);
-  std::string at = ec ? path : resolved.string();
+  // that lies in a write grant although its own name does not. Where `r` met no symlink, the
+  // path is that place already (a dozen system calls fewer for each missing directory).
+  std::string at = path;
+  if (!r.links.empty()) {
+    std::error_code ec;
+    auto resolved = std::filesystem::weakly_canonical(path, ec);
+    if (!ec) at = resolved.string();
+  }
   struct stat st {};
   do {
     at = at.substr(0, std::max<std::size_t>(at.rfind('/'), 1));
@@ -89,7 +93,7 @@ void add_own_state(const std::vector<fs::path>& given, const Writable& w, bool w
     ResolvedPath r = resolve_path(p, LinkRule::outside_bases, w.dirs);
     if (r.refused)
       throw masked_link_refusal(code::kIsolationFailed, MaskedKind::own_state, p, *r.refused);
-    if (!r.exists && creatable(p, w, write_host))
+    if (!r.exists && creatable(p, r, w, write_host))
       throw Error(code::kIsolationFailed,
                   "cordon's own state '" + p +
                       "' does not exist, and the command could create it for a later cordon to "

@@ -142,6 +142,48 @@ TEST_CASE("host masks: busybox's applet table is read from its program file", "[
   CHECK(busybox_applets("/bin/true").empty());
 }
 
+TEST_CASE("host masks: missing state of cordon's refuses only where the command could make it",
+          "[host_paths]") {
+  TempDir ws_dir("cordon-hp-ws-", ::getuid()), other("cordon-hp-", ::getuid());
+  std::string ws = std::filesystem::canonical(ws_dir.path()).string();
+  std::string ro = std::filesystem::canonical(other.path()).string();
+  std::filesystem::create_directories(ws + "/dir");
+  std::filesystem::create_directory_symlink(ro, ws + "/away");
+  auto gather = [&](const std::string& state) {
+    Plan plan = test::make_plan(test::base_policy(ws, "/nonexistent-home"), ws, {"/bin/true"});
+    plan.protected_paths = {state};
+    return gather_host_view(plan);
+  };
+  auto refusal = [&](const std::string& state) -> std::string {
+    try {
+      gather(state);
+    } catch (const Error& e) {
+      return e.code() + " " + e.message();
+    }
+    return "";
+  };
+  // Inside the write grant, with no symlink on the way, however deep it is missing.
+  for (const auto& state : {ws + "/cordon", ws + "/dir/a/b/cordon", ws + "/missing/cordon"}) {
+    INFO(state);
+    std::string why = refusal(state);
+    CHECK(why.rfind("CRD1003 ", 0) == 0);
+    CHECK(why.find("could create it") != std::string::npos);
+  }
+  // Outside it: nothing to mask, and the run goes on.
+  for (const auto& state : {ro + "/cordon", ro + "/a/b/cordon"}) {
+    INFO(state);
+    CHECK(refusal(state).empty());
+    CHECK(gather(state).own_state.empty());
+  }
+  // Through a symlink outside the write grant that leads into it: where it would be made counts.
+  std::filesystem::create_directory_symlink(ws + "/dir", ro + "/to-ws");
+  CHECK(refusal(ro + "/to-ws/cordon").find("could create it") != std::string::npos);
+  // Through a symlink in the workspace: refused as a planted link, before anything is made.
+  std::string why = refusal(ws + "/away/cordon");
+  CHECK(why.rfind("CRD1003 ", 0) == 0);
+  CHECK(why.find("passes through the symlink") != std::string::npos);
+}
+
 TEST_CASE("host masks: what the command's user cannot reach needs no mask", "[host_paths]") {
   TempDir t("cordon-hp-", ::getuid());
   std::string dir = std::filesystem::canonical(t.path()).string() + "/private";

@@ -1,13 +1,21 @@
 // What `cordon` loads and builds at start-up: only the verb a command line names, and the YAML
 // parser (yaml-cpp) only when a policy is YAML, from the module next to libcordon-core; and how
-// the front end is linked (static, its hot functions side by side).
+// the front end is linked (static, its hot functions side by side, in 2 MB pages of its file).
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cli.hpp"
@@ -138,6 +146,98 @@ std::map<std::string, unsigned long long> function_addresses(const std::string& 
   return at;
 }
 
+struct Segment {
+  unsigned long long offset = 0, vaddr = 0, memsz = 0, align = 0;
+  std::string flags;
+};
+
+// The loadable segments of `program`, from readelf's program headers.
+std::vector<Segment> load_segments(const std::string& program) {
+  auto headers = run_program("/usr/bin/readelf", {"-lW", program});
+  REQUIRE(headers.status == 0);
+  std::vector<Segment> out;
+  std::istringstream lines(headers.out);
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream words(line);
+    std::string type, offset, vaddr, paddr, filesz, memsz, flag;
+    if (!(words >> type) || type != "LOAD") continue;
+    words >> offset >> vaddr >> paddr >> filesz >> memsz;
+    Segment seg{std::stoull(offset, nullptr, 16), std::stoull(vaddr, nullptr, 16),
+                std::stoull(memsz, nullptr, 16), 0, ""};
+    // The flags are one to three words ("R", "R E", "RW"), then the alignment.
+    std::vector<std::string> rest;
+    while (words >> flag) rest.push_back(flag);
+    REQUIRE_FALSE(rest.empty());
+    seg.align = std::stoull(rest.back(), nullptr, 16);
+    rest.pop_back();
+    for (const auto& f : rest) seg.flags += f;
+    out.push_back(seg);
+  }
+  return out;
+}
+
+constexpr unsigned long long kHugePage = 2ull << 20;
+
+// The kilobytes of each mapping of `file` that the process `pid` maps with 2 MB pages, by the
+// mapping's permissions ("r--p", "r-xp"); nothing when its mappings cannot be read (a process
+// that is not dumpable, as cordon is while it runs, shows them to a privileged reader only).
+std::optional<std::map<std::string, long>> pmd_mapped(pid_t pid, const std::string& file) {
+  std::ifstream smaps("/proc/" + std::to_string(pid) + "/smaps");
+  std::map<std::string, long> out;
+  std::string line, current;
+  bool read = false;
+  while (std::getline(smaps, line)) {
+    read = true;
+    std::istringstream words(line);
+    std::string first, perms;
+    words >> first;
+    if (first.find('-') != std::string::npos && words >> perms) {
+      std::string offset, dev, inode, path;
+      words >> offset >> dev >> inode >> path;
+      current = path == file ? perms : "";
+    } else if (!current.empty() && first == "FilePmdMapped:") {
+      long kb = 0;
+      words >> kb;
+      out[current] += kb;
+    }
+  }
+  if (!read) return std::nullopt;
+  return out;
+}
+
+// Writes `text` to `file` with one write call: where the file system keeps a file's page
+// cache in large folios, that gives it 2 MB folios (front/write-whole.cmake).
+void write_in_one_piece(const fs::path& file, const std::string& text, fs::perms mode) {
+  std::error_code ec;
+  fs::remove(file, ec);
+  int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  REQUIRE(fd >= 0);
+  CHECK(::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()));
+  ::close(fd);
+  fs::permissions(file, mode);
+}
+
+// Whether this kernel and the file system under `dir` map a file written in one piece with a
+// 2 MB page: a 4 MB file mapped at a 2 MB boundary.
+bool maps_files_in_huge_pages(const fs::path& dir) {
+  fs::path probe = dir / "huge-probe";
+  write_in_one_piece(probe, std::string(2 * kHugePage, 'x'), fs::perms::owner_read);
+  int fd = ::open(probe.c_str(), O_RDONLY | O_CLOEXEC);
+  REQUIRE(fd >= 0);
+  void* room = ::mmap(nullptr, 3 * kHugePage, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  REQUIRE(room != MAP_FAILED);
+  auto at = (reinterpret_cast<std::uintptr_t>(room) + kHugePage - 1) & ~(kHugePage - 1);
+  void* map =
+      ::mmap(reinterpret_cast<void*>(at), 2 * kHugePage, PROT_READ, MAP_PRIVATE | MAP_FIXED, fd, 0);
+  ::close(fd);
+  REQUIRE(map != MAP_FAILED);
+  volatile char first = *static_cast<const char*>(map);
+  (void)first;
+  auto kb = pmd_mapped(::getpid(), probe.string());
+  ::munmap(room, 3 * kHugePage);
+  return kb && (*kb)["r--p"] > 0;
+}
+
 }  // namespace
 
 TEST_CASE("startup: the front end lays out the functions of a run side by side, relocations packed",
@@ -175,4 +275,85 @@ TEST_CASE("startup: the front end lays out the functions of a run side by side, 
   auto sections = run_program("/usr/bin/readelf", {"-SW", CORDON_CLI});
   REQUIRE(sections.status == 0);
   CHECK(sections.out.find(".relr.dyn") != std::string::npos);
+}
+
+TEST_CASE("startup: the front end's read-only data and laid-out code each fill a 2 MB page",
+          "[startup][cli]") {
+  if (fs::path(CORDON_CLI) == fs::path(CORDON_FULL_CLI) || !CORDON_FRONT_STATIC) return;
+  if (!CORDON_FRONT_LAID_OUT) {
+    if (itest::in_ci()) FAIL("the front end was linked without lld (CI=true): install lld");
+    WARN("skipped: the front end was linked without lld, in the default code layout");
+    return;
+  }
+  auto segments = load_segments(CORDON_CLI);
+  REQUIRE(segments.size() >= 3);
+  const Segment *data = nullptr, *code = nullptr;
+  for (const auto& seg : segments) {
+    if (seg.flags == "R" && !data) data = &seg;
+    if (seg.flags == "RE" && !code) code = &seg;
+  }
+  REQUIRE(data != nullptr);
+  REQUIRE(code != nullptr);
+  // The kernel maps a file's range with one 2 MB page only where the mapping covers all of it,
+  // at a 2 MB boundary of both the file and memory (front/README.md).
+  CHECK(data->offset == 0);
+  CHECK(data->vaddr == 0);
+  CHECK(data->memsz % kHugePage == 0);
+  CHECK(code->offset % kHugePage == 0);
+  CHECK(code->vaddr % kHugePage == 0);
+  CHECK(code->align == kHugePage);
+  // The functions a run executes lie in the code's first 2 MB page.
+  auto at = function_addresses(CORDON_CLI);
+  auto marker = at.find("cordon_front_hot_end");
+  REQUIRE(marker != at.end());
+  CHECK(marker->second >= code->vaddr);
+  CHECK(marker->second - code->vaddr < kHugePage);
+}
+
+TEST_CASE("startup: written in one piece, the front end runs with its data and code in 2 MB pages",
+          "[startup][cli]") {
+  if (fs::path(CORDON_CLI) == fs::path(CORDON_FULL_CLI) || !CORDON_FRONT_STATIC ||
+      !CORDON_FRONT_LAID_OUT)
+    return;  // the layout test above says why
+  itest::Scratch scratch;
+  if (!maps_files_in_huge_pages(scratch.dir)) {
+    // A property of the kernel and the file system (ext4 keeps large folios from Linux 6.16
+    // on), not a prerequisite: cordon then starts as it did before, only slower.
+    WARN("skipped: a file written in one piece under " << scratch.dir
+                                                       << " is not mapped with 2 MB pages here");
+    return;
+  }
+  std::string policy = (scratch / "p.toml").string();
+  std::ofstream(policy) << "version = 1\n[filesystem]\nread = \"host\"\n";
+  if (!itest::landlock_usable(policy)) return;
+  fs::path cordon = copy_cordon(scratch / "installed", false);
+  write_in_one_piece(cordon, itest::slurp(CORDON_CLI), fs::status(CORDON_CLI).permissions());
+  fs::path ws = scratch / "ws";  // apart from the copy, whose state the command may not make
+  fs::create_directory(ws);
+  fs::permissions(ws, fs::status(scratch.dir).permissions());
+  escape::SpawnOptions o;
+  o.argv = {cordon.string(), "run",       "--backend", "landlock",   "--policy", policy,
+            "--workspace",   ws.string(), "--",        "/bin/sleep", "3"};
+  escape::Process run(o);
+  // Mapped at the entry (front/entry.cpp); watched while the command runs.
+  std::map<std::string, long> kb;
+  bool readable = false;
+  for (int i = 0; i < 200 && (kb["r--p"] == 0 || kb["r-xp"] == 0); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    auto now = pmd_mapped(run.pid(), cordon.string());
+    readable = readable || now.has_value();
+    for (const auto& [perms, size] : now.value_or(std::map<std::string, long>{}))
+      kb[perms] = std::max(kb[perms], size);
+  }
+  auto ended = run.wait();
+  INFO(ended.err);
+  REQUIRE(ended.status == 0);
+  if (!readable && ::geteuid() != 0) {
+    WARN(
+        "skipped: a user cannot read the mappings of cordon, which is not dumpable while it "
+        "runs (the root run of the suite checks them)");
+    return;
+  }
+  CHECK(kb["r--p"] >= 2048);
+  CHECK(kb["r-xp"] >= 2048);
 }

@@ -46,6 +46,7 @@
 #include <thread>
 #include <vector>
 
+#include "huge_pages.hpp"
 #include "landlock_backend.hpp"
 #include "machine_cpu.hpp"
 
@@ -349,6 +350,7 @@ int main(int argc, char** argv) {
         "the floor is %.2f of bwrap; cordon run is %.2f x the floor, %.2f ms above it (0.75 of "
         "bwrap leaves %.2f ms above it)\n",
         f.wall / w.wall, c.wall / f.wall, c.wall - f.wall, 0.75 * w.wall - f.wall);
+  if (cli_ok) std::printf("%s\n", cordon::bench::front_end_pages(CORDON_CLI).c_str());
   const Command& par = cli_ok ? cli : api;
   std::printf("2 in parallel (%s): %.0f runs/s   (bwrap: %.0f runs/s)\n", cli_ok ? "cli" : "api",
               parallel_rate(par, seconds), bwrap_ok ? parallel_rate(bwrap, seconds) : 0.0);

@@ -4,8 +4,6 @@
 //     forked process (so every dlopen is cold) against a fork that does nothing;
 //   - `cordon run` on one of the 20 with a backend that runs nothing.
 // The 20 plugins are copies of one bench plugin under 20 names (the name is patched in place).
-#include <fcntl.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cordon/registry.hpp>
@@ -20,7 +18,7 @@
 #include <string>
 #include <vector>
 
-extern char** environ;
+#include "quiet_spawn.hpp"
 
 namespace fs = std::filesystem;
 
@@ -70,22 +68,14 @@ double median_ms(const std::function<void()>& fn) {
 
 // Runs argv with its output discarded; exits the benchmark if it fails.
 void spawn_quiet(const std::vector<std::string>& args) {
-  std::vector<char*> argv;
-  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
-  pid_t pid = 0;
+  pid_t pid = cordon::bench::start_quiet(args);
   int status = 0;
-  if (::posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ) != 0 ||
-      ::waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+  if (pid < 0 || ::waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+      WEXITSTATUS(status) != 0) {
     std::fprintf(stderr, "cordon-bench-runtime: '%s %s' failed\n", args[0].c_str(),
                  args.size() > 1 ? args[1].c_str() : "");
     std::exit(1);
   }
-  posix_spawn_file_actions_destroy(&actions);
 }
 
 // Runs fn in a forked child: this process never loads a plugin, so each child starts cold.

@@ -3,11 +3,8 @@
 // cordon is developed on.
 #pragma once
 
-#include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <fstream>
@@ -17,7 +14,7 @@
 #include <thread>
 #include <vector>
 
-extern char** environ;
+#include "quiet_spawn.hpp"
 
 namespace cordon::bench {
 
@@ -46,18 +43,8 @@ inline std::map<std::string, long> huge_mapped(pid_t pid, const std::string& fil
 
 // One line: how `cli` (the front end) maps its read-only data and code during a run.
 inline std::string front_end_pages(const std::string& cli) {
-  std::vector<std::string> args = {cli, "run", "--backend", "landlock", "--", "/bin/sleep", "1"};
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
-  pid_t pid = 0;
-  int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) return "the front end's pages: unknown (it does not start)";
+  pid_t pid = start_quiet({cli, "run", "--backend", "landlock", "--", "/bin/sleep", "1"});
+  if (pid < 0) return "the front end's pages: unknown (it does not start)";
   std::map<std::string, long> kb;
   for (int i = 0; i < 50 && kb.empty(); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));

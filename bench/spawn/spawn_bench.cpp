@@ -27,8 +27,6 @@
 #include <cordon/policy_loader.hpp>
 #include <cordon/sdk/requirements.hpp>
 
-#include <fcntl.h>
-#include <spawn.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -49,6 +47,7 @@
 #include "huge_pages.hpp"
 #include "landlock_backend.hpp"
 #include "machine_cpu.hpp"
+#include "quiet_spawn.hpp"
 
 extern char** environ;
 
@@ -65,17 +64,8 @@ class NullSink final : public cordon::OutputSink {
 // Runs argv with stdout/stderr on /dev/null, in `env` (default: this process's environment);
 // returns the exit status or -1.
 int run(const Command& cmd, char* const* env = environ) {
-  std::vector<char*> argv;
-  for (const auto& a : cmd) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
-  pid_t pid;
-  int rc = posix_spawnp(&pid, argv[0], &actions, nullptr, argv.data(), env);
-  posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) return -1;
+  pid_t pid = cordon::bench::start_quiet(cmd, env);
+  if (pid < 0) return -1;
   int status = 0;
   ::waitpid(pid, &status, 0);
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;

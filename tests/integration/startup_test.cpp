@@ -146,6 +146,16 @@ std::map<std::string, unsigned long long> function_addresses(const std::string& 
   return at;
 }
 
+// Whether the front end is the static executable laid out by lld that the layout tests check.
+// Linked without lld, it is not: that fails under CI=true, and is said otherwise.
+bool laid_out_front_end() {
+  if (fs::path(CORDON_CLI) == fs::path(CORDON_FULL_CLI) || !CORDON_FRONT_STATIC) return false;
+  if (CORDON_FRONT_LAID_OUT) return true;
+  if (itest::in_ci()) FAIL("the front end was linked without lld (CI=true): install lld");
+  WARN("skipped: the front end was linked without lld, in the default code layout");
+  return false;
+}
+
 struct Segment {
   unsigned long long offset = 0, vaddr = 0, memsz = 0, align = 0;
   std::string flags;
@@ -242,12 +252,7 @@ bool maps_files_in_huge_pages(const fs::path& dir) {
 
 TEST_CASE("startup: the front end lays out the functions of a run side by side, relocations packed",
           "[startup][cli]") {
-  if (fs::path(CORDON_CLI) == fs::path(CORDON_FULL_CLI) || !CORDON_FRONT_STATIC) return;
-  if (!CORDON_FRONT_LAID_OUT) {
-    if (itest::in_ci()) FAIL("the front end was linked without lld (CI=true): install lld");
-    WARN("skipped: the front end was linked without lld, in the default code layout");
-    return;
-  }
+  if (!laid_out_front_end()) return;
   auto at = function_addresses(CORDON_CLI);
   std::vector<unsigned long long> hot;
   std::ifstream list(CORDON_HOT_FUNCTIONS);
@@ -279,12 +284,7 @@ TEST_CASE("startup: the front end lays out the functions of a run side by side, 
 
 TEST_CASE("startup: the front end's read-only data and laid-out code each fill a 2 MB page",
           "[startup][cli]") {
-  if (fs::path(CORDON_CLI) == fs::path(CORDON_FULL_CLI) || !CORDON_FRONT_STATIC) return;
-  if (!CORDON_FRONT_LAID_OUT) {
-    if (itest::in_ci()) FAIL("the front end was linked without lld (CI=true): install lld");
-    WARN("skipped: the front end was linked without lld, in the default code layout");
-    return;
-  }
+  if (!laid_out_front_end()) return;
   auto segments = load_segments(CORDON_CLI);
   REQUIRE(segments.size() >= 3);
   const Segment *data = nullptr, *code = nullptr;
@@ -312,9 +312,7 @@ TEST_CASE("startup: the front end's read-only data and laid-out code each fill a
 
 TEST_CASE("startup: written in one piece, the front end runs with its data and code in 2 MB pages",
           "[startup][cli]") {
-  if (fs::path(CORDON_CLI) == fs::path(CORDON_FULL_CLI) || !CORDON_FRONT_STATIC ||
-      !CORDON_FRONT_LAID_OUT)
-    return;  // the layout test above says why
+  if (!laid_out_front_end()) return;
   itest::Scratch scratch;
   if (!maps_files_in_huge_pages(scratch.dir)) {
     // A property of the kernel and the file system (ext4 keeps large folios from Linux 6.16

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "cli.hpp"
+#include "smaps.hpp"
 
 namespace fs = std::filesystem;
 
@@ -188,33 +189,6 @@ std::vector<Segment> load_segments(const std::string& program) {
 
 constexpr unsigned long long kHugePage = 2ull << 20;
 
-// The kilobytes of each mapping of `file` that the process `pid` maps with 2 MB pages, by the
-// mapping's permissions ("r--p", "r-xp"); nothing when its mappings cannot be read (a process
-// that is not dumpable, as cordon is while it runs, shows them to a privileged reader only).
-std::optional<std::map<std::string, long>> pmd_mapped(pid_t pid, const std::string& file) {
-  std::ifstream smaps("/proc/" + std::to_string(pid) + "/smaps");
-  std::map<std::string, long> out;
-  std::string line, current;
-  bool read = false;
-  while (std::getline(smaps, line)) {
-    read = true;
-    std::istringstream words(line);
-    std::string first, perms;
-    words >> first;
-    if (first.find('-') != std::string::npos && words >> perms) {
-      std::string offset, dev, inode, path;
-      words >> offset >> dev >> inode >> path;
-      current = path == file ? perms : "";
-    } else if (!current.empty() && first == "FilePmdMapped:") {
-      long kb = 0;
-      words >> kb;
-      out[current] += kb;
-    }
-  }
-  if (!read) return std::nullopt;
-  return out;
-}
-
 // Writes `text` to `file` with one write call: where the file system keeps a file's page
 // cache in large folios, that gives it 2 MB folios (front/write-whole.cmake).
 void write_in_one_piece(const fs::path& file, const std::string& text, fs::perms mode) {
@@ -243,7 +217,7 @@ bool maps_files_in_huge_pages(const fs::path& dir) {
   REQUIRE(map != MAP_FAILED);
   volatile char first = *static_cast<const char*>(map);
   (void)first;
-  auto kb = pmd_mapped(::getpid(), probe.string());
+  auto kb = escape::huge_mapped_kb(::getpid(), probe.string());
   ::munmap(room, 3 * kHugePage);
   return kb && (*kb)["r--p"] > 0;
 }
@@ -315,8 +289,8 @@ TEST_CASE("startup: written in one piece, the front end runs with its data and c
   if (!laid_out_front_end()) return;
   itest::Scratch scratch;
   if (!maps_files_in_huge_pages(scratch.dir)) {
-    // A property of the kernel and the file system (ext4 keeps large folios from Linux 6.16
-    // on), not a prerequisite: cordon then starts as it did before, only slower.
+    // A property of the kernel and the file system (large folios in the page cache), not a
+    // prerequisite: cordon then starts as it did before, only slower.
     WARN("skipped: a file written in one piece under " << scratch.dir
                                                        << " is not mapped with 2 MB pages here");
     return;
@@ -338,7 +312,7 @@ TEST_CASE("startup: written in one piece, the front end runs with its data and c
   bool readable = false;
   for (int i = 0; i < 200 && (kb["r--p"] == 0 || kb["r-xp"] == 0); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    auto now = pmd_mapped(run.pid(), cordon.string());
+    auto now = escape::huge_mapped_kb(run.pid(), cordon.string());
     readable = readable || now.has_value();
     for (const auto& [perms, size] : now.value_or(std::map<std::string, long>{}))
       kb[perms] = std::max(kb[perms], size);

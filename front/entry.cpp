@@ -9,6 +9,9 @@
 // It runs before glibc has relocated the program or set up thread-local storage, so it calls no
 // library function, reads no global that needs a relocation and has no stack protector: the
 // addresses come from the program's own headers, reached PC-relative through __ehdr_start.
+// It lies in a section of its own (.cordon_entry), which the lld layout puts in a segment after
+// the data (ro-pad.ld): its first instruction's fault reads the file ahead around it, not
+// around the code, which can then still come from the disk in 2 MB folios (below).
 #include <link.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -50,6 +53,9 @@ static inline void advise(std::uintptr_t from, std::uintptr_t to, long advice) {
 // below the arguments (less only under a smaller RLIMIT_STACK, and then the advice is refused).
 constexpr std::uintptr_t kRunStack = 96 * 1024;
 
+// A huge page: the read-only data starts one of its own in the lld layout (ro-pad.ld).
+constexpr std::uintptr_t kHuge = 2 << 20;
+
 // `to`, or `mark` where it lies inside [from, to).
 static inline std::uintptr_t cut_at(std::uintptr_t from, std::uintptr_t to, std::uintptr_t mark) {
   return mark > from && mark < to ? mark : to;
@@ -60,9 +66,11 @@ static inline std::uintptr_t cut_at(std::uintptr_t from, std::uintptr_t to, std:
 // unwind tables (PT_GNU_EH_FRAME, which the linker puts last, .eh_frame after it); the relocated
 // data, .data and .bss get their private copies now, while they are still writable (the
 // relocated part is made read-only right after the relocation); and so does the stack below
-// `sp`.
-__attribute__((used, visibility("hidden"), no_stack_protector)) void cordon_populate_image(
-    std::uintptr_t sp) {
+// `sp`. The code and the read-only data are asked for in 2 MB pages (MADV_HUGEPAGE): read back
+// from the disk, a range no part of which is in the page cache then comes in one 2 MB folio,
+// mapped with one 2 MB page (front/README.md, "The code in one 2 MB page").
+__attribute__((used, visibility("hidden"), no_stack_protector, section(".cordon_entry"))) void
+cordon_populate_image(std::uintptr_t sp) {
   advise(sp - kRunStack, sp, MADV_POPULATE_WRITE);
   const auto base = reinterpret_cast<std::uintptr_t>(&__ehdr_start);
   const auto* headers = reinterpret_cast<const ElfW(Phdr)*>(base + __ehdr_start.e_phoff);
@@ -72,15 +80,24 @@ __attribute__((used, visibility("hidden"), no_stack_protector)) void cordon_popu
 #ifdef CORDON_FRONT_HOT_END
   hot_end = reinterpret_cast<std::uintptr_t>(&cordon_front_hot_end);
 #endif
-  for (int i = 0; i < __ehdr_start.e_phnum; ++i) {
-    const ElfW(Phdr)& h = headers[i];
-    if (h.p_type != PT_LOAD) continue;
-    const std::uintptr_t from = base + h.p_vaddr, to = from + h.p_memsz;
-    if (h.p_flags & PF_W)
-      advise(from, to, MADV_POPULATE_WRITE);
-    else
-      advise(from, cut_at(from, to, (h.p_flags & PF_X) ? hot_end : unwind), MADV_POPULATE_READ);
-  }
+  // The code first: read back from the disk, it then comes into the page cache in 2 MB folios
+  // (front/README.md, "The code in one 2 MB page"), before the read-ahead of another segment
+  // brings its range in smaller ones.
+  for (int code = 1; code >= 0; --code)
+    for (int i = 0; i < __ehdr_start.e_phnum; ++i) {
+      const ElfW(Phdr)& h = headers[i];
+      if (h.p_type != PT_LOAD || ((h.p_flags & PF_X) != 0) != (code == 1)) continue;
+      const std::uintptr_t from = base + h.p_vaddr, to = from + h.p_memsz;
+      if (h.p_flags & PF_W) {
+        advise(from, to, MADV_POPULATE_WRITE);
+        continue;
+      }
+      // The read-only data from its own 2 MB page on (ro-pad.ld), after the ELF headers.
+      std::uintptr_t at = code ? from : (from + kHuge) & ~(kHuge - 1);
+      if (at >= to) at = from;
+      advise(at, to, MADV_HUGEPAGE);
+      advise(at, cut_at(at, to, code ? hot_end : unwind), MADV_POPULATE_READ);
+    }
 }
 
 }  // extern "C"
@@ -89,7 +106,7 @@ __attribute__((used, visibility("hidden"), no_stack_protector)) void cordon_popu
 // %rdx (the exit hook, 0 for a static program) restored; %rbx and %r12 are callee-saved. The
 // populate gets the aligned stack pointer as its argument.
 asm(R"(
-  .text
+  .section .cordon_entry,"ax",@progbits
   .globl cordon_front_entry
   .type cordon_front_entry, @function
 cordon_front_entry:
@@ -105,4 +122,5 @@ cordon_front_entry:
   jmp _start
   .cfi_endproc
   .size cordon_front_entry, . - cordon_front_entry
+  .text
 )");

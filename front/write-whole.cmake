@@ -1,8 +1,9 @@
 # Rewrites FILE (the front end) with one write of its whole content, keeping its mode. Where the
-# file system keeps a file's page cache in large folios (ext4 on the Linux 6.18 it was measured on), a file
-# written in one piece gets 2 MB folios, and the kernel maps the front end's laid-out code,
-# which starts a 2 MB page of the file, with one 2 MB page (front/README.md, "The code in one
-# 2 MB page"). A copy made by cp, by the linker or by CMake is written in smaller pieces.
+# file system keeps a file's page cache in large folios (ext4, on the Linux 6.18 this was
+# measured on), a file written in one piece is cached in 2 MB folios, and the kernel maps the
+# front end's read-only data and laid-out code, each of which fills a 2 MB page of the file,
+# with one 2 MB page each (front/README.md, "The code in one 2 MB page"). A copy made by cp, by
+# the linker or by CMake is cached in smaller folios until the page cache drops it.
 #   cmake -DFILE=<path> -P write-whole.cmake
 if(NOT FILE OR NOT EXISTS "${FILE}")
   message(FATAL_ERROR "write-whole: no file '${FILE}'")

@@ -7,6 +7,8 @@
 // /bin/true, nothing of cordon) and what it implies for a server that makes a fresh sandbox for
 // every call: calls that keep every CPU busy average at least the floor's CPU time divided by
 // the CPUs, whatever is prepared ahead.
+// And the command alone: a bare spawn of /bin/true, with nothing around it, which every call
+// pays whatever the sandbox (here it is a sizeable part of the goal of 0.25 of bwrap).
 // Last, calls one at a time with a pause before each, as an agent makes them (it thinks between
 // calls): the server prepares the next sandbox in the pause, so this is the wait an agent sees.
 // Measured against bwrap spawns paused the same way: after a pause a spawn costs a little more
@@ -108,7 +110,10 @@ int main(int argc, char** argv) {
   const bool have_floor = run(floor_argv) == 0;
   Cost floor = have_floor ? measure(n, [&] { run(floor_argv); }) : Cost{};
   Cost process = measure(n, [&] { run(cordon_run); });
+  std::vector<std::string> bare_argv = {"/bin/true"};
+  Cost bare = measure(n, [&] { run(bare_argv); });
   Cost base_paused = measure_paused(n, [&] { run(bwrap); });
+  Cost bare_paused = measure_paused(n, [&] { run(bare_argv); });
   Cost serial, parallel, paused;
   {
     cordon::bench::McpServer server(CORDON_CLI, {"--policy", "standard", "--workspace", dir});
@@ -128,6 +133,8 @@ int main(int argc, char** argv) {
   std::printf("%-34s %7.2f ms  (baseline) | CPU %7.2f ms\n", "bwrap spawn, 50 ms apart",
               base_paused.wall_ms, base_paused.cpu_ms);
   line("cordon mcp, calls 50 ms apart", paused, base_paused);
+  line("/bin/true alone, bare spawn", bare, base);
+  line("/bin/true alone, 50 ms apart", bare_paused, base_paused);
   if (have_floor) {
     line("floor (fresh sandbox, no cordon)", floor, base);
     const long cpus = ::sysconf(_SC_NPROCESSORS_ONLN);

@@ -1,30 +1,20 @@
 // `cordon mcp`: cordon as a Model Context Protocol server on stdio, for agent hosts. One
 // long-lived process: the policy, backend and workspace fixed by the operator at start, the
 // backends probed once, each tools/call a run (or a file operation) under that ceiling.
-#include <pthread.h>
-#include <signal.h>
-#include <unistd.h>
+#include <cordon/sdk/log.hpp>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
-#include <deque>
-#include <functional>
-#include <iostream>
-#include <map>
-#include <mutex>
-#include <thread>
-#include <vector>
-
-#include <cordon/sdk/log.hpp>
-
 #include <memory>
 #include <optional>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "mcp_rpc.hpp"
 #include "mcp_tools.hpp"
+#include "mcp_transport.hpp"
 #include "verbs.hpp"
 
 namespace cordon::cli::mcp {
@@ -34,9 +24,6 @@ namespace {
 namespace json = boost::json;
 
 }  // namespace
-
-// Calls that run side by side.
-constexpr std::ptrdiff_t kParallel = 8;
 
 struct McpArgs {
   std::string policy;
@@ -48,231 +35,6 @@ struct McpArgs {
 };
 
 namespace {
-
-// stdout carries only protocol messages, one per line, from any thread.
-class Out {
- public:
-  void line(const std::string& text) {
-    std::lock_guard lock(mutex_);
-    if (gone_) return;
-    // A client gone mid-answer must not kill the server with SIGPIPE (its background commands
-    // would outlive it): blocked on this thread, a raised one is taken back before unblocking.
-    sigset_t pipe_signal, old;
-    sigemptyset(&pipe_signal);
-    sigaddset(&pipe_signal, SIGPIPE);
-    pthread_sigmask(SIG_BLOCK, &pipe_signal, &old);
-    std::string l = text + "\n";
-    for (std::size_t at = 0; at < l.size();) {
-      ssize_t n = ::write(1, l.data() + at, l.size() - at);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) {
-        gone_ = true;  // the client is gone; the reader sees stdin end
-        break;
-      }
-      at += static_cast<std::size_t>(n);
-    }
-    timespec now{};
-    while (sigtimedwait(&pipe_signal, nullptr, &now) == SIGPIPE) {
-    }
-    pthread_sigmask(SIG_SETMASK, &old, nullptr);
-  }
-
- private:
-  std::mutex mutex_;
-  bool gone_ = false;
-};
-
-// The stdin side, on a thread of its own, so that a cancellation reaches the call in progress
-// and the end of stdin (the client went away) stops it.
-class Inbox {
- public:
-  explicit Inbox(Out& out) : out_(out), reader_([this] { loop(); }) { reader_.detach(); }
-
-  /// The next message for the main thread, which has answered the one before.
-  std::optional<Message> next() {
-    std::unique_lock lock(mutex_);
-    main_busy_ = false;
-    ready_.wait(lock, [this] { return !queue_.empty() || closed_; });
-    if (queue_.empty()) return std::nullopt;
-    Message m = std::move(queue_.front());
-    queue_.pop_front();
-    main_busy_ = true;
-    return m;
-  }
-
-  /// From now on (until given nothing), a tools/call goes to `calls` from the reader's thread
-  /// when no message before it is still with the main thread, which would only pass it on: a
-  /// hand-off between threads fewer per call, and the order of messages kept.
-  void route_calls(std::function<void(Message)> calls) {
-    std::lock_guard lock(mutex_);
-    route_ = std::move(calls);
-  }
-
-  // A call in progress: its id and stop token.
-  void bind(const json::value& id, std::shared_ptr<StopToken> stop) {
-    std::lock_guard lock(mutex_);
-    if (closed_) stop->request(StopToken::Level::kill);
-    calls_[json::serialize(id)] = {std::move(stop), false};
-  }
-  // The call is over; true when the client cancelled it (it then gets no answer).
-  bool unbind(const json::value& id) {
-    std::lock_guard lock(mutex_);
-    auto it = calls_.find(json::serialize(id));
-    bool cancelled = it != calls_.end() && it->second.cancelled;
-    if (it != calls_.end()) calls_.erase(it);
-    return cancelled;
-  }
-
-  // Sends `request` (a request of the server's with id `id`) and waits for the client's answer:
-  // its result, or nullopt when none came in `limit` or stdin ended.
-  std::optional<json::object> ask(const json::value& id, const std::string& request,
-                                  std::chrono::seconds limit) {
-    std::string key = json::serialize(id);
-    std::unique_lock lock(mutex_);
-    answers_[key].reset();
-    lock.unlock();
-    out_.line(request);
-    lock.lock();
-    ready_.wait_for(lock, limit, [&] { return answers_[key].has_value() || closed_; });
-    auto got = std::move(answers_[key]);
-    answers_.erase(key);
-    return got;
-  }
-
- private:
-  void take(std::string_view line) {
-    auto m = parse_message(line);
-    if (!m) {
-      out_.line(error_line(nullptr, kParseError, "not JSON"));
-      return;
-    }
-    if (m->kind == Message::Kind::notification && m->method == "notifications/cancelled") {
-      const auto* id = m->params.if_contains("requestId");
-      std::lock_guard lock(mutex_);
-      if (auto it = id ? calls_.find(json::serialize(*id)) : calls_.end(); it != calls_.end()) {
-        it->second.cancelled = true;
-        it->second.stop->request(StopToken::Level::kill);
-      }
-      return;
-    }
-    std::lock_guard lock(mutex_);
-    if (route_ && queue_.empty() && !main_busy_ && m->kind == Message::Kind::request &&
-        m->method == "tools/call") {
-      route_(std::move(*m));
-      return;
-    }
-    if (m->kind == Message::Kind::response) {
-      if (auto it = answers_.find(json::serialize(m->id)); it != answers_.end()) {
-        it->second = std::move(m->params);
-        ready_.notify_all();
-      }
-      return;  // a response to nothing of ours is dropped
-    }
-    queue_.push_back(std::move(*m));
-    ready_.notify_all();
-  }
-
-  void loop() {
-    std::string line;
-    bool skipping = false;  // inside a line too long to be a message
-    char buf[65536];
-    for (;;) {
-      ssize_t n = ::read(0, buf, sizeof buf);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;
-      std::string_view chunk(buf, static_cast<std::size_t>(n));
-      while (!chunk.empty()) {
-        auto nl = chunk.find('\n');
-        std::string_view part = chunk.substr(0, nl);
-        if (!skipping) line.append(part);
-        if (line.size() > kMaxMessageBytes) {
-          if (!skipping)
-            out_.line(error_line(nullptr, kParseError, "a message is larger than 16 MiB"));
-          skipping = true;
-          line.clear();
-        }
-        if (nl == std::string_view::npos) break;
-        if (!skipping && !line.empty() && line != "\r") take(line);
-        line.clear();
-        skipping = false;
-        chunk.remove_prefix(nl + 1);
-      }
-    }
-    std::lock_guard lock(mutex_);
-    closed_ = true;
-    for (auto& [id, call] : calls_) call.stop->request(StopToken::Level::kill);
-    ready_.notify_all();
-  }
-
-  Out& out_;
-  std::mutex mutex_;
-  std::condition_variable ready_;
-  std::deque<Message> queue_;
-  bool closed_ = false;
-  bool main_busy_ = false;              // the main thread has a message in hand
-  std::function<void(Message)> route_;  // where calls go past the main thread
-  struct Call {
-    std::shared_ptr<StopToken> stop;
-    bool cancelled = false;
-  };
-  std::map<std::string, Call> calls_;                           // by the request's id
-  std::map<std::string, std::optional<json::object>> answers_;  // the server's own requests
-  std::thread reader_;
-};
-
-// The threads that answer tools/call, kParallel of them, each taking the next call: a long
-// command does not hold up a poll of a background one, and calls beyond kParallel wait their
-// turn. They live as long as the server, so that a call does not pay for a thread's start and
-// end (measured: about 0.3 ms of the server's CPU time per call).
-class Workers {
- public:
-  explicit Workers(std::function<void(const Message&)> work) : work_(std::move(work)) {
-    for (std::ptrdiff_t i = 0; i < kParallel; ++i) threads_.emplace_back([this] { loop(); });
-  }
-  Workers(const Workers&) = delete;
-  Workers& operator=(const Workers&) = delete;
-  ~Workers() { finish(); }
-
-  /// Queues a call for the next free worker.
-  void submit(Message m) {
-    {
-      std::lock_guard lock(mutex_);
-      queue_.push_back(std::move(m));
-    }
-    ready_.notify_one();
-  }
-
-  /// Answers every queued call, then ends the workers.
-  void finish() {
-    {
-      std::lock_guard lock(mutex_);
-      closing_ = true;
-    }
-    ready_.notify_all();
-    for (auto& t : threads_)
-      if (t.joinable()) t.join();
-  }
-
- private:
-  void loop() {
-    for (;;) {
-      std::unique_lock lock(mutex_);
-      ready_.wait(lock, [this] { return !queue_.empty() || closing_; });
-      if (queue_.empty()) return;
-      Message m = std::move(queue_.front());
-      queue_.pop_front();
-      lock.unlock();
-      work_(m);
-    }
-  }
-
-  std::function<void(const Message&)> work_;
-  std::mutex mutex_;
-  std::condition_variable ready_;
-  std::deque<Message> queue_;
-  bool closing_ = false;
-  std::vector<std::thread> threads_;
-};
 
 json::object initialize_result(const json::object& params) {
   std::string asked;

@@ -17,12 +17,28 @@
 
 using namespace escape;
 using Catch::Matchers::Contains;
+
+namespace {
+
+// The user a root cordon runs the command as, when it has a home directory; else nullptr.
+passwd* sandbox_user_with_home() {
+  passwd* pw = ::getpwuid(sandbox_uid());
+  return pw && pw->pw_dir && std::filesystem::is_directory(pw->pw_dir) ? pw : nullptr;
+}
+
+}  // namespace
+
+// Skips the test (fails it under CI=true) unless cordon runs as root, whose commands run as
+// another user, and that user has a home; sets `pw` to that user.
+#define REQUIRE_ROOT_AND_SANDBOX_HOME(pw)                                                     \
+  ESCAPE_REQUIRE_ENV(running_as_root(), "only root's cordon runs a command as another user"); \
+  (pw) = sandbox_user_with_home();                                                            \
+  ESCAPE_REQUIRE_ENV((pw), "the sandbox's user has no home (scripts/test-user makes one)")
+
 TEST_CASE("escape: as root, '~' in blocked paths covers the home of the user the command runs as",
           "[escape][userns][fs][blocked][trust][root]") {
-  ESCAPE_REQUIRE_ENV(running_as_root(), "only root's cordon runs a command as another user");
-  passwd* pw = ::getpwuid(sandbox_uid());
-  ESCAPE_REQUIRE_ENV(pw != nullptr && pw->pw_dir && std::filesystem::is_directory(pw->pw_dir),
-                     "the sandbox's user has no home directory (scripts/test-user makes one)");
+  passwd* pw = nullptr;
+  REQUIRE_ROOT_AND_SANDBOX_HOME(pw);
   Scratch s;
   // A credentials directory in that user's home, as ~/.ssh would be (made here, removed after).
   std::string home = pw->pw_dir;
@@ -92,10 +108,8 @@ TEST_CASE("escape: cordon's state behind a symlinked directory of the home stays
 
 TEST_CASE("escape: a root cordon keeps the state of the user its command runs as out of reach",
           "[escape][userns][fs][trust][root]") {
-  ESCAPE_REQUIRE_ENV(running_as_root(), "only root's cordon runs a command as another user");
-  passwd* pw = ::getpwuid(sandbox_uid());
-  ESCAPE_REQUIRE_ENV(pw != nullptr && pw->pw_dir && std::filesystem::is_directory(pw->pw_dir),
-                     "the sandbox's user has no home directory (scripts/test-user makes one)");
+  passwd* pw = nullptr;
+  REQUIRE_ROOT_AND_SANDBOX_HOME(pw);
   Scratch s;
   // That user's own cordon state, as their first run makes it; their later cordon trusts it.
   const std::string home = pw->pw_dir;

@@ -19,6 +19,7 @@
 
 using namespace escape;
 using Catch::Matchers::Contains;
+
 namespace {
 
 using Clock = std::chrono::steady_clock;

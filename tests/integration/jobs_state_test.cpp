@@ -3,19 +3,15 @@
 // supervisor never reads its job from the job directory. (jobs_records_test.cpp: what a job
 // or another process writes into the job directory.)
 #include <pwd.h>
-#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <cordon/jobs.hpp>
 #include <cordon/policy_loader.hpp>
 
-#include <boost/json.hpp>
-
 #include <chrono>
+#include <filesystem>
 #include <fstream>
-#include <functional>
-#include <sstream>
-#include <thread>
+#include <string>
 #include <vector>
 
 #include "cli.hpp"
@@ -24,7 +20,6 @@
 using namespace itest;
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
-namespace json = boost::json;
 
 namespace {
 
